@@ -1,0 +1,39 @@
+# lineage_assets: every target does its own set-up (a .venv with the pinned dependencies).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DAGSTER_HOME := $(CURDIR)/.dagster_home
+export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
+
+.PHONY: demo test dev validate bench check-java clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (found " + sys.version.split()[0] + ")")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+check-java:
+	@bash scripts/check_java.sh
+
+$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
+	@mkdir -p $(DAGSTER_HOME)
+	@cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+
+demo: check-java $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/lineage-assets demo
+
+test: check-java $(STAMP)
+	$(BIN)/python -m pytest -q
+
+dev: check-java $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/dagster dev -w workspace.yaml
+
+validate: $(STAMP)
+	$(BIN)/dagster definitions validate -w workspace.yaml
+
+clean:
+	rm -rf data .dagster_home

@@ -1,0 +1,1 @@
+"""lineage_assets: an OpenLineage lakehouse as a Dagster asset project."""

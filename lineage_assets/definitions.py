@@ -1,0 +1,34 @@
+"""The project's Dagster definitions (`dagster dev -w workspace.yaml` loads `defs`)."""
+
+from __future__ import annotations
+
+from dagster import AssetSelection, Definitions, define_asset_job, in_process_executor
+
+from lineage_assets.defs.intake import build_intake_assets
+from lineage_assets.defs.partitions import daily_partitions, drop_partitions
+from lineage_assets.defs.resources import LineagePaths, spark_resource
+from lineage_assets.defs.sensors import DAILY_JOB, INTAKE_JOB, build_sensor
+from lineage_assets.settings import LineageSettings
+
+
+def build_definitions(settings: LineageSettings | None = None, spark_overrides: dict | None = None) -> Definitions:
+    settings = settings or LineageSettings.from_env()
+    drops = drop_partitions()
+    daily = daily_partitions(settings.start_date)
+    intake_drop, events = build_intake_assets(drops, daily)
+    intake_job = define_asset_job(INTAKE_JOB, selection=AssetSelection.assets(intake_drop), partitions_def=drops)
+    daily_job = define_asset_job(DAILY_JOB, selection=AssetSelection.assets(events), partitions_def=daily)
+    return Definitions(
+        assets=[intake_drop, events],
+        jobs=[intake_job, daily_job],
+        sensors=[build_sensor([intake_job, daily_job])],
+        resources={
+            "pyspark": spark_resource(spark_overrides),
+            "paths": LineagePaths.from_settings(settings),
+        },
+        # One JVM per run: every Spark step of a run shares the run's session.
+        executor=in_process_executor,
+    )
+
+
+defs = build_definitions()

@@ -1,0 +1,90 @@
+"""Resources: the Spark session (lazy, configurable by config or environment) and the paths."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from dagster import ConfigurableResource
+from dagster_pyspark import LazyPySparkResource
+
+from lineage_assets.settings import LineageSettings, parse_start_date
+
+SPARK_DEFAULTS: dict[str, str] = {
+    "spark.master": "local[*]",
+    "spark.app.name": "lineage_assets",
+    "spark.driver.memory": "2g",
+    "spark.ui.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+}
+
+
+def parse_spark_conf(text: str) -> dict[str, str]:
+    """LINEAGE_SPARK_CONF: a JSON object, or `key=value` pairs separated by `;` or newlines."""
+    text = text.strip()
+    if not text:
+        return {}
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"LINEAGE_SPARK_CONF is not a JSON object: {exc}") from exc
+        return {str(k): str(v) for k, v in value.items()}
+    conf = {}
+    for item in text.replace("\n", ";").split(";"):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"LINEAGE_SPARK_CONF item {item!r} is not key=value")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def spark_conf_from_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Defaults < LINEAGE_SPARK_CONF < LINEAGE_SPARK_MASTER / LINEAGE_SPARK_DRIVER_MEMORY."""
+    env = os.environ if environ is None else environ
+    conf = dict(SPARK_DEFAULTS)
+    # Python workers must run the interpreter that has this project installed.
+    conf["spark.pyspark.python"] = sys.executable
+    conf["spark.pyspark.driver.python"] = sys.executable
+    conf.update(parse_spark_conf(env.get("LINEAGE_SPARK_CONF", "")))
+    if env.get("LINEAGE_SPARK_MASTER"):
+        conf["spark.master"] = env["LINEAGE_SPARK_MASTER"]
+    if env.get("LINEAGE_SPARK_DRIVER_MEMORY"):
+        conf["spark.driver.memory"] = env["LINEAGE_SPARK_DRIVER_MEMORY"]
+    return conf
+
+
+def spark_resource(overrides: dict[str, Any] | None = None) -> LazyPySparkResource:
+    """The session is created on first use inside a run, never at import."""
+    # PySpark starts its Python workers with PYSPARK_PYTHON (the conf alone is not enough in
+    # local mode): point it at this interpreter, which has the project and pyarrow installed.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    conf = spark_conf_from_env()
+    conf.update({k: str(v) for k, v in (overrides or {}).items()})
+    return LazyPySparkResource(spark_config=conf)
+
+
+class LineagePaths(ConfigurableResource):
+    """Where drops land and where the warehouse lives (LINEAGE_DROP_DIR, LINEAGE_WAREHOUSE)."""
+
+    drop_dir: str
+    warehouse: str
+    start_date: str
+
+    @classmethod
+    def from_settings(cls, settings: LineageSettings) -> "LineagePaths":
+        return cls(drop_dir=settings.drop_dir, warehouse=settings.warehouse, start_date=settings.start_date)
+
+    @property
+    def start(self):
+        return parse_start_date(self.start_date)

@@ -1,0 +1,1 @@
+"""Intake: drop files -> accepted events and rejected lines (pure Python, Spark-free)."""

@@ -1,0 +1,41 @@
+"""Where the project keeps its data, read from the environment with project-local defaults."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = PROJECT_ROOT / "data"
+DEFAULT_DROP_DIR = DATA_DIR / "drops"
+DEFAULT_WAREHOUSE = DATA_DIR / "warehouse"
+DEFAULT_START_DATE = "2020-01-01"
+
+
+@dataclass(frozen=True)
+class LineageSettings:
+    drop_dir: str
+    warehouse: str
+    start_date: str
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> "LineageSettings":
+        env = os.environ if environ is None else environ
+        settings = cls(
+            drop_dir=env.get("LINEAGE_DROP_DIR") or str(DEFAULT_DROP_DIR),
+            warehouse=env.get("LINEAGE_WAREHOUSE") or str(DEFAULT_WAREHOUSE),
+            start_date=env.get("LINEAGE_START_DATE") or DEFAULT_START_DATE,
+        )
+        parse_start_date(settings.start_date)
+        return settings
+
+
+def parse_start_date(value: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError as exc:
+        raise ValueError(
+            f"LINEAGE_START_DATE must be a date like 2020-01-01, got {value!r}"
+        ) from exc

@@ -1,0 +1,1 @@
+"""The Parquet warehouse: table schemas, paths and partition-level writes."""

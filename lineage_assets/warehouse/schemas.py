@@ -1,0 +1,83 @@
+"""Spark and Arrow schemas of the warehouse tables (DESIGN.md section 3)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import types as T
+
+IO_DATASET = T.StructType(
+    [
+        T.StructField("namespace", T.StringType()),
+        T.StructField("name", T.StringType()),
+        T.StructField("facets", T.StringType()),
+        T.StructField("io_facets", T.StringType()),
+    ]
+)
+
+# Columns shared by `events` and the per-drop staging of accepted events.
+EVENT_FIELDS = [
+    T.StructField("event_id", T.StringType()),
+    T.StructField("event_time", T.TimestampType()),
+    T.StructField("event_time_raw", T.StringType()),
+    T.StructField("event_kind", T.StringType()),
+    T.StructField("event_type", T.StringType()),
+    T.StructField("run_id", T.StringType()),
+    T.StructField("job_namespace", T.StringType()),
+    T.StructField("job_name", T.StringType()),
+    T.StructField("dataset_namespace", T.StringType()),
+    T.StructField("dataset_name", T.StringType()),
+    T.StructField("producer", T.StringType()),
+    T.StructField("schema_url", T.StringType()),
+    T.StructField("inputs", T.ArrayType(IO_DATASET)),
+    T.StructField("outputs", T.ArrayType(IO_DATASET)),
+    T.StructField("run_facets", T.StringType()),
+    T.StructField("job_facets", T.StringType()),
+    T.StructField("dataset_facets", T.StringType()),
+    T.StructField("event_json", T.StringType()),
+    T.StructField("source_file", T.StringType()),
+    T.StructField("source_line", T.IntegerType()),
+]
+
+EVENTS = T.StructType([*EVENT_FIELDS, T.StructField("event_date", T.DateType())])
+LANDED_EVENTS = T.StructType(
+    [
+        *EVENT_FIELDS,
+        T.StructField("drop_key", T.StringType()),
+        T.StructField("event_date", T.DateType()),
+        T.StructField("drop_id", T.StringType()),
+    ]
+)
+
+REJECTED_FIELDS = [
+    T.StructField("source_file", T.StringType()),
+    T.StructField("source_line", T.IntegerType()),
+    T.StructField("raw", T.StringType()),
+    T.StructField("raw_encoding", T.StringType()),
+    T.StructField("reason_code", T.StringType()),
+    T.StructField("reason", T.StringType()),
+    T.StructField("event_time", T.TimestampType()),
+    T.StructField("drop_key", T.StringType()),
+]
+REJECTED_EVENTS = T.StructType(
+    [
+        *REJECTED_FIELDS,
+        T.StructField("read_date", T.DateType()),
+        T.StructField("drop_id", T.StringType()),
+    ]
+)
+
+# What the Python parser emits for every record of a drop: one row, accepted or rejected.
+PARSED = T.StructType(
+    [
+        T.StructField("accepted", T.BooleanType()),
+        *EVENT_FIELDS,
+        T.StructField("event_date", T.StringType()),
+        *[f for f in REJECTED_FIELDS if f.name not in {"source_file", "source_line", "event_time", "drop_key"}],
+    ]
+)
+
+
+def arrow_schema(spark_schema: T.StructType) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(spark_schema, timezone="UTC")

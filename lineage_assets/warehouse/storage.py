@@ -1,0 +1,73 @@
+"""Table locations and partition-level writes that work on any Hadoop filesystem.
+
+Partitioned tables are written with Spark's dynamic partition overwrite, so a write replaces
+exactly the partitions it holds rows for and leaves every other partition alone.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+LANDED_EVENTS = "landed_events"
+EVENTS = "events"
+REJECTED_EVENTS = "rejected_events"
+
+
+def table_path(warehouse: str, table: str) -> str:
+    return warehouse.rstrip("/") + "/" + table
+
+
+def _fs_and_path(spark: SparkSession, path: str):
+    jvm = spark._jvm  # noqa: SLF001 - the Hadoop FileSystem API is only reachable through py4j
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    return hpath.getFileSystem(spark._jsc.hadoopConfiguration()), hpath  # noqa: SLF001
+
+
+def path_exists(spark: SparkSession, path: str) -> bool:
+    fs, hpath = _fs_and_path(spark, path)
+    return bool(fs.exists(hpath))
+
+
+def delete_glob(spark: SparkSession, pattern: str) -> int:
+    """Delete every path matching a Hadoop glob; returns how many were deleted."""
+    fs, hpath = _fs_and_path(spark, pattern)
+    statuses = fs.globStatus(hpath) or []
+    for status in statuses:
+        fs.delete(status.getPath(), True)
+    return len(statuses)
+
+
+def write_partitions(df: DataFrame, path: str, partition_by: list[str]) -> None:
+    """Replace exactly the partitions present in df (dynamic partition overwrite)."""
+    (
+        df.write.mode("overwrite")
+        .option("partitionOverwriteMode", "dynamic")
+        .partitionBy(*partition_by)
+        .parquet(path)
+    )
+
+
+def write_table(df: DataFrame, path: str) -> None:
+    """Replace a whole (unpartitioned, or single-partition) folder."""
+    df.write.mode("overwrite").parquet(path)
+
+
+def read_existing(spark: SparkSession, schema: T.StructType, paths: list[str], base_path: str) -> DataFrame:
+    """Read the given partition folders of a table (those that exist), or an empty frame."""
+    present = [p for p in paths if path_exists(spark, p)]
+    if not present:
+        return spark.createDataFrame([], schema)
+    return spark.read.schema(schema).option("basePath", base_path).parquet(*present)
+
+
+def glob_exists(spark: SparkSession, pattern: str) -> bool:
+    fs, hpath = _fs_and_path(spark, pattern)
+    return bool(fs.globStatus(hpath))
+
+
+def read_glob(spark: SparkSession, schema: T.StructType, pattern: str, base_path: str) -> DataFrame:
+    """Read the partition folders matching a glob, or an empty frame when none match."""
+    if not glob_exists(spark, pattern):
+        return spark.createDataFrame([], schema)
+    return spark.read.schema(schema).option("basePath", base_path).parquet(pattern)
