@@ -99,8 +99,9 @@ def build_intake_assets(drops: DynamicPartitionsDefinition, daily: DailyPartitio
 
         parsed = read_drop(spark, os.path.abspath(full_path), relpath, paths.start).cache()
         try:
-            read_count = parsed.count()
-            dates = sorted(r[0] for r in parsed.filter("accepted").select("event_date").distinct().collect())
+            stats = parsed.groupBy("accepted", "event_date").count().collect()
+            read_count = sum(r["count"] for r in stats)
+            dates = sorted(r["event_date"] for r in stats if r["accepted"])
             context.log.info(f"drop {relpath}: {read_count} records, events on {len(dates)} day(s)")
             known_ids = storage.read_existing(
                 spark, schemas.LANDED_EVENTS, [f"{landed_root}/event_date={d}" for d in dates], landed_root
@@ -109,8 +110,16 @@ def build_intake_assets(drops: DynamicPartitionsDefinition, daily: DailyPartitio
                 spark, schemas.REJECTED_EVENTS, f"{rejected_root}/read_date=*/drop_id=*", rejected_root
             ).filter((F.col("source_file") == relpath) & (F.col("drop_id") != this_drop))
             staged = stage_drop(parsed, key, this_drop, today, known_ids, known_rejects)
-            duplicate_events = staged.duplicate_events.count()
-            duplicate_rejects = staged.duplicate_rejects.count()
+            dup_counts = {
+                r["kind"]: r["count"]
+                for r in staged.duplicate_events.select(F.lit("events").alias("kind"))
+                .unionByName(staged.duplicate_rejects.select(F.lit("rejects").alias("kind")))
+                .groupBy("kind")
+                .count()
+                .collect()
+            }
+            duplicate_events = dup_counts.get("events", 0)
+            duplicate_rejects = dup_counts.get("rejects", 0)
             # Re-materializing a drop replaces its own staged rows and nothing else.
             storage.delete_glob(spark, f"{landed_root}/event_date=*/drop_id={this_drop}")
             storage.delete_glob(spark, f"{rejected_root}/read_date=*/drop_id={this_drop}")
@@ -119,14 +128,22 @@ def build_intake_assets(drops: DynamicPartitionsDefinition, daily: DailyPartitio
         finally:
             parsed.unpersist()
 
+        # Count what was actually written, independently of the counts above.
         stored_events = storage.read_glob(
             spark, schemas.LANDED_EVENTS, f"{landed_root}/event_date=*/drop_id={this_drop}", landed_root
         )
         stored_rejects = storage.read_glob(
             spark, schemas.REJECTED_EVENTS, f"{rejected_root}/read_date=*/drop_id={this_drop}", rejected_root
         )
-        by_day = {str(r[0]): r[1] for r in stored_events.groupBy("event_date").count().collect()}
-        by_reason = {r[0]: r[1] for r in stored_rejects.groupBy("reason_code").count().collect()}
+        written = (
+            stored_events.select(F.lit("event").alias("table"), F.col("event_date").cast("string").alias("key"))
+            .unionByName(stored_rejects.select(F.lit("reject").alias("table"), F.col("reason_code").alias("key")))
+            .groupBy("table", "key")
+            .count()
+            .collect()
+        )
+        by_day = {r["key"]: r["count"] for r in written if r["table"] == "event"}
+        by_reason = {r["key"]: r["count"] for r in written if r["table"] == "reject"}
         accepted = sum(by_day.values())
         rejected = sum(by_reason.values())
         duplicates = duplicate_events + duplicate_rejects
@@ -135,7 +152,7 @@ def build_intake_assets(drops: DynamicPartitionsDefinition, daily: DailyPartitio
         preview = [
             {"line": r.source_line, "reason": r.reason_code, "detail": r.reason}
             for r in stored_rejects.orderBy("source_line").limit(10).collect()
-        ]
+        ] if rejected else []
         context.log.info(
             f"drop {relpath}: read {read_count}, accepted {accepted}, rejected {rejected}, duplicates {duplicates}"
         )

@@ -17,6 +17,7 @@ SPARK_DEFAULTS: dict[str, str] = {
     "spark.app.name": "lineage_assets",
     "spark.driver.memory": "2g",
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "8",
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
@@ -37,7 +38,14 @@ def parse_spark_conf(text: str) -> dict[str, str]:
             value = json.loads(text)
         except ValueError as exc:
             raise ValueError(f"LINEAGE_SPARK_CONF is not a JSON object: {exc}") from exc
-        return {str(k): str(v) for k, v in value.items()}
+        if not isinstance(value, dict):
+            raise ValueError("LINEAGE_SPARK_CONF must be a JSON object of Spark settings")
+        conf = {}
+        for key, item in value.items():
+            if item is None or isinstance(item, (dict, list)):
+                raise ValueError(f"LINEAGE_SPARK_CONF[{key!r}] must be a string, number or boolean")
+            conf[str(key)] = str(item).lower() if isinstance(item, bool) else str(item)
+        return conf
     conf = {}
     for item in text.replace("\n", ";").split(";"):
         if not item.strip():

@@ -3,7 +3,8 @@
 Several producers' styles, each in the file form that producer writes:
 - Spark (openlineage-spark listener): NDJSON, START/RUNNING/COMPLETE with schema and
   columnLineage facets; one day a job FAILs, another day it reads a new input.
-- Airflow: one pretty-printed JSON object per file, DAG run with task runs carrying parent facets.
+- Airflow: a pretty-printed JSON object (the DAG run's START) and a JSON array (its task runs,
+  carrying parent facets).
 - dbt: a JSON array of events per invocation; a model's code version changes mid-stream.
 - openlineage-python FileTransport: gzip NDJSON, including a run whose events span two days.
 - a few bad lines (not JSON, a bad runId, a missing eventTime, an unknown eventType).
@@ -242,10 +243,14 @@ def generate_demo(drop_dir: str | Path, first_day: dt.date | None = None, days: 
         path = root / "spark" / f"orders_enrich-{stamp}.ndjson"
         _write_atomic(path, ("\n".join(spark_lines) + "\n").encode())
         written.append(path)
-        for j, event in enumerate(_airflow_day(i, day)):
-            path = root / "airflow" / f"daily_revenue-{stamp}-{j:02d}.json"
-            _write_atomic(path, json.dumps(event, indent=2, ensure_ascii=False).encode())
-            written.append(path)
+        airflow = _airflow_day(i, day)
+        # The DAG run's START alone, pretty-printed; the task and completion events as an array.
+        path = root / "airflow" / f"daily_revenue-{stamp}-start.json"
+        _write_atomic(path, json.dumps(airflow[0], indent=2, ensure_ascii=False).encode())
+        written.append(path)
+        path = root / "airflow" / f"daily_revenue-{stamp}-tasks.json"
+        _write_atomic(path, json.dumps(airflow[1:], indent=2, ensure_ascii=False).encode())
+        written.append(path)
         path = root / "dbt" / f"run-{stamp}.json"
         _write_atomic(path, json.dumps(_dbt_day(i, day), indent=2).encode())
         written.append(path)

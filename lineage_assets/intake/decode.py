@@ -67,8 +67,14 @@ def decode_drop(data: bytes) -> list[RawRecord]:
     """All records of one drop file, in file order."""
     records: list[RawRecord] = []
     corrupt_tail: str | None = None
+    original = data
     if data.startswith(GZIP_MAGIC):
         data, corrupt_tail = gunzip(data)
+    if corrupt_tail is not None and not data:
+        # Nothing could be decompressed: keep the file's own bytes as the raw record.
+        return [
+            RawRecord(1, _b64(original), "base64", error_code=reasons.CORRUPT_FILE, error=f"{corrupt_tail}; nothing could be decompressed")
+        ]
     if corrupt_tail is not None:
         # Keep every complete line that decompressed; the partial last line is the corrupt part.
         cut = data.rfind(b"\n") + 1
@@ -135,16 +141,16 @@ def _decode_text(text: str) -> list[RawRecord]:
         if isinstance(value, list) and stripped.startswith("["):
             return list(_array_elements(text, start))
         return [_record(_line_of(text, start), stripped.rstrip(_WS), value)]
-    lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip(_WS)]
-    parsed = [_parse_line(n, line) for n, line in lines]
-    if not any(r.ok or r.error_code == reasons.NOT_OBJECT for r in parsed) and stripped[0] in "{[" and len(lines) > 1:
-        # A multi-line document that does not parse: one record for the whole text.
+    first_line = stripped.split("\n", 1)[0].strip(_WS)
+    if first_line in ("{", "["):
+        # A pretty-printed document (no NDJSON line is a lone bracket) that does not parse:
+        # one record for the whole text, not one per fragment.
         try:
             json.loads(text)
         except ValueError as exc:
             reason = f"document is not valid JSON (truncated?): {exc}"
         return [RawRecord(_line_of(text, start), stripped.rstrip(_WS), error_code=reasons.NOT_JSON, error=reason)]
-    return parsed
+    return [_parse_line(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip(_WS)]
 
 
 _NOT_A_DOCUMENT = object()

@@ -61,13 +61,15 @@ def read_existing(spark: SparkSession, schema: T.StructType, paths: list[str], b
     return spark.read.schema(schema).option("basePath", base_path).parquet(*present)
 
 
-def glob_exists(spark: SparkSession, pattern: str) -> bool:
+def glob_paths(spark: SparkSession, pattern: str) -> list[str]:
+    """The paths matching a Hadoop glob (sorted)."""
     fs, hpath = _fs_and_path(spark, pattern)
-    return bool(fs.globStatus(hpath))
+    return sorted(str(status.getPath().toString()) for status in (fs.globStatus(hpath) or []))
 
 
 def read_glob(spark: SparkSession, schema: T.StructType, pattern: str, base_path: str) -> DataFrame:
     """Read the partition folders matching a glob, or an empty frame when none match."""
-    if not glob_exists(spark, pattern):
+    paths = glob_paths(spark, pattern)
+    if not paths:
         return spark.createDataFrame([], schema)
-    return spark.read.schema(schema).option("basePath", base_path).parquet(pattern)
+    return spark.read.schema(schema).option("basePath", base_path).parquet(*paths)

@@ -1,0 +1,47 @@
+"""One SparkSession for the whole test run (local[1], one shuffle partition, UI off).
+
+Dagster resources call SparkSession.builder.getOrCreate() and so reuse this session.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "openlineage"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from lineage_assets.defs.resources import spark_conf_from_env
+
+    builder = SparkSession.builder
+    conf = spark_conf_from_env({})
+    conf.update(
+        {
+            "spark.master": "local[1]",
+            "spark.sql.shuffle.partitions": "1",
+            "spark.default.parallelism": "1",
+            "spark.ui.enabled": "false",
+            "spark.driver.memory": "1g",
+        }
+    )
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    if not FIXTURES.is_dir():
+        pytest.fail(f"the shared fixtures are missing: expected {FIXTURES} (../shared beside the repo)")
+    return FIXTURES

@@ -1,0 +1,127 @@
+"""End-to-end: drops -> sensor -> intake runs -> daily `events` runs, through Dagster."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from dagster import AssetKey, DagsterInstance
+
+from lineage_assets.defs.intake import ACCOUNTING_CHECK
+from lineage_assets.ids import event_id
+from lineage_assets.runner import ingest
+from lineage_assets.settings import LineageSettings
+
+LANDED = AssetKey("landed_events")
+
+
+def _rows(warehouse: Path, table: str, columns: str = "*", where: str = "true") -> list[tuple]:
+    files = list((warehouse / table).rglob("*.parquet"))
+    if not files:
+        return []
+    return duckdb.sql(
+        f"select {columns} from read_parquet({[str(f) for f in files]!r}, hive_partitioning = true) where {where} order by all"
+    ).fetchall()
+
+
+def _metadata(instance: DagsterInstance, key: AssetKey) -> list[dict]:
+    result = instance.fetch_materializations(key, limit=1000, ascending=True)
+    return [{k: v.value for k, v in r.asset_materialization.metadata.items()} for r in result.records]
+
+
+def _check_outcomes(instance: DagsterInstance) -> list[bool]:
+    from dagster import DagsterEventType, EventRecordsFilter
+
+    records = instance.get_event_records(EventRecordsFilter(event_type=DagsterEventType.ASSET_CHECK_EVALUATION))
+    return [
+        r.event_log_entry.dagster_event.event_specific_data.passed
+        for r in records
+        if r.event_log_entry.dagster_event.event_specific_data.check_name == ACCOUNTING_CHECK
+    ]
+
+
+@pytest.mark.fixtures
+def test_marquez_fixture_events_all_land_through_dagster(spark, fixtures_dir, tmp_path):
+    drops = fixtures_dir / "marquez" / "open_lineage"  # read where they lie
+    files = sorted(p for p in drops.rglob("*.json"))
+    expected = {event_id(json.loads(p.read_text())) for p in files}
+    settings = LineageSettings(str(drops), str(tmp_path / "wh"), "2020-01-01")
+    with DagsterInstance.ephemeral() as instance:
+        report = ingest(settings, instance, log=lambda _m: None)
+        assert not report.failed
+        intake_runs = [r for r in report.runs if r[0] == "intake_job"]
+        assert len(intake_runs) == len(files)
+        metadata = _metadata(instance, LANDED)
+        assert sum(m["read"] for m in metadata) == len(files)
+        assert all(m["read"] == m["accepted"] + m["rejected"] + m["duplicates"] for m in metadata)
+        assert _check_outcomes(instance) == [True] * len(files)
+        # A second pass finds nothing new and changes nothing.
+        before = _rows(tmp_path / "wh", "events", "event_id, source_file, source_line")
+        again = ingest(settings, instance, log=lambda _m: None)
+        assert again.runs == []
+        assert _rows(tmp_path / "wh", "events", "event_id, source_file, source_line") == before
+    stored = _rows(tmp_path / "wh", "events", "event_id")
+    # Every event once; listener 1/2 and several files repeat the same events byte for byte.
+    assert sorted(r[0] for r in stored) == sorted(expected)
+    assert _rows(tmp_path / "wh", "rejected_events") == []
+    kinds = dict(_rows(tmp_path / "wh", "events", "event_kind, count(*)", "true group by 1"))
+    assert kinds["JOB"] == 1 and kinds["DATASET"] == 1
+    # No-timezone and +10:00 times land on their UTC dates.
+    dates = {str(r[0]) for r in _rows(tmp_path / "wh", "events", "distinct event_date")}
+    assert dates == {"2020-12-28", "2020-12-29"}
+
+
+def _run_event(minute: int, day: str = "2024-03-01", run: str = "3f0b4e4e-8f9b-4a55-8f0a-0d6f0f2a0c11") -> dict:
+    return {
+        "eventType": "COMPLETE" if minute % 2 else "START",
+        "eventTime": f"{day}T10:{minute:02d}:00Z",
+        "run": {"runId": run},
+        "job": {"namespace": "postgres://db.example.com:5432", "name": "jöb"},
+        "inputs": [{"namespace": "s3://bucket", "name": "in"}],
+        "outputs": [],
+        "producer": "test",
+    }
+
+
+def test_redrops_appends_duplicates_and_out_of_range_dates(spark, tmp_path):
+    drops = tmp_path / "drops"
+    drops.mkdir()
+    wh = tmp_path / "wh"
+    settings = LineageSettings(str(drops), str(wh), "2024-01-01")
+    a, b, c = _run_event(1), _run_event(2), _run_event(3, day="2024-03-02")
+    (drops / "one.ndjson").write_text(json.dumps(a) + "\n" + json.dumps(b) + "\nnot json\n")
+    with DagsterInstance.ephemeral() as instance:
+        assert not ingest(settings, instance, log=lambda _m: None).failed
+        first = _rows(wh, "events", "event_id, source_file, source_line")
+        assert [r[0] for r in first] == [event_id(a), event_id(b)]
+
+        # The same content under another name: all duplicates, no table changes.
+        (drops / "zz-copy.ndjson.gz").write_bytes(gzip.compress((drops / "one.ndjson").read_bytes()))
+        assert not ingest(settings, instance, log=lambda _m: None).failed
+        assert _rows(wh, "events", "event_id, source_file, source_line") == first
+        copy_meta = _metadata(instance, LANDED)[-1]
+        assert (copy_meta["read"], copy_meta["accepted"], copy_meta["rejected"], copy_meta["duplicates"]) == (3, 0, 1, 2)
+
+        # The file grows (FileTransport append=True): only the new lines are new.
+        early = {**_run_event(5), "eventTime": "2023-12-31T23:59:59Z"}
+        future_day = (dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=3)).isoformat()
+        future = _run_event(7, day=future_day)
+        with open(drops / "one.ndjson", "a") as handle:
+            handle.write(json.dumps(c) + "\n" + json.dumps(early) + "\n" + json.dumps(future) + "\n")
+        assert not ingest(settings, instance, log=lambda _m: None).failed
+        grown = _metadata(instance, LANDED)[-1]
+        assert (grown["read"], grown["accepted"], grown["rejected"], grown["duplicates"]) == (6, 2, 1, 3)
+        assert grown["held_future_dates"] == [future_day]
+
+    events = _rows(wh, "events", "event_id")
+    assert sorted(r[0] for r in events) == sorted([event_id(a), event_id(b), event_id(c)])
+    # The future event is held in staging, not lost, and not in `events` until its day exists.
+    assert [r[0] for r in _rows(wh, "landed_events", "event_id", f"event_date = '{future_day}'")] == [event_id(future)]
+    rejects = _rows(wh, "rejected_events", "reason_code, source_file, source_line")
+    assert sorted(rejects) == sorted(
+        [("not_json", "one.ndjson", 3), ("not_json", "zz-copy.ndjson.gz", 3), ("before_start_date", "one.ndjson", 5)]
+    )

@@ -1,0 +1,106 @@
+"""The intake's PySpark transformations, called without Dagster."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+
+from lineage_assets.ids import event_id
+from lineage_assets.intake.spark_intake import consolidate_day, fingerprint, read_drop, stage_drop
+from lineage_assets.warehouse import schemas
+
+RUN_ID = "3f0b4e4e-8f9b-4a55-8f0a-0d6f0f2a0c11"
+
+
+def _event(minute: int, job: str = "job", event_type: str = "START") -> dict:
+    return {
+        "eventType": event_type,
+        "eventTime": f"2024-03-01T10:{minute:02d}:00Z",
+        "run": {"runId": RUN_ID},
+        "job": {"namespace": "ns", "name": job},
+        "producer": "test",
+    }
+
+
+def test_read_drop_parses_gzip_ndjson_with_rejects(spark, tmp_path):
+    events = [_event(1), _event(2, event_type="COMPLETE")]
+    lines = [json.dumps(events[0]), "not json", json.dumps(events[1]), json.dumps({**events[1], "eventType": "NOPE"})]
+    path = tmp_path / "d.ndjson.gz"
+    path.write_bytes(gzip.compress("\n".join(lines).encode()))
+    rows = read_drop(spark, str(path), "d.ndjson.gz", dt.date(2020, 1, 1)).orderBy("source_line").collect()
+    assert [r.source_line for r in rows] == [1, 2, 3, 4]
+    assert [r.accepted for r in rows] == [True, False, True, False]
+    assert [r.reason_code for r in rows] == [None, "not_json", None, "invalid_event_type"]
+    assert rows[0].event_id == event_id(events[0])
+    assert rows[1].raw == "not json"
+    assert rows[2].event_time == dt.datetime(2024, 3, 1, 10, 2)
+    assert all(r.source_file == "d.ndjson.gz" for r in rows)
+
+
+def test_read_drop_reads_names_with_glob_characters_literally(spark, tmp_path):
+    path = tmp_path / "run[1] {a}.json"
+    path.write_text(json.dumps(_event(3), indent=2))
+    (tmp_path / "run1 a.json").write_text(json.dumps(_event(4)))
+    rows = read_drop(spark, str(path), path.name, None).collect()
+    assert len(rows) == 1 and rows[0].event_id == event_id(_event(3))
+
+
+def _parsed(spark, tmp_path, name: str, lines: list[str]):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return read_drop(spark, str(path), name, None)
+
+
+def test_stage_drop_counts_duplicates_within_and_across_drops(spark, tmp_path):
+    a, b, c = _event(1), _event(2), _event(3)
+    parsed = _parsed(
+        spark,
+        tmp_path,
+        "x.ndjson",
+        [json.dumps(a), json.dumps(b), json.dumps(a, indent=None, separators=(", ", ": ")), json.dumps(c), "oops"],
+    )
+    known = spark.createDataFrame([(event_id(c),)], "event_id string")
+    known_rejects = spark.createDataFrame([], schemas.REJECTED_EVENTS)
+    staged = stage_drop(parsed, "x.ndjson@k", "id1", dt.date(2024, 3, 2), known, known_rejects)
+    new = staged.events.orderBy("source_line").collect()
+    assert [r.event_id for r in new] == [event_id(a), event_id(b)]
+    assert [r.source_line for r in new] == [1, 2]
+    assert {r.drop_id for r in new} == {"id1"} and {str(r.event_date) for r in new} == {"2024-03-01"}
+    dups = sorted(r.source_line for r in staged.duplicate_events.collect())
+    assert dups == [3, 4]  # line 3 repeats line 1 canonically; line 4 is already known
+    assert [r.raw for r in staged.rejected.collect()] == ["oops"]
+
+
+def test_stage_drop_does_not_store_a_reject_twice(spark, tmp_path):
+    parsed = _parsed(spark, tmp_path, "grow.ndjson", ["oops", json.dumps(_event(1))])
+    known_rejects = spark.createDataFrame(
+        [("grow.ndjson", 1, "oops", "utf-8", "not_json", "r", None, "old", dt.date(2024, 1, 1), "id0")],
+        schemas.REJECTED_EVENTS,
+    )
+    known = spark.createDataFrame([], "event_id string")
+    staged = stage_drop(parsed, "grow.ndjson@k2", "id2", dt.date(2024, 3, 2), known, known_rejects)
+    assert staged.rejected.count() == 0
+    assert staged.duplicate_rejects.count() == 1
+    assert staged.events.count() == 1
+
+
+def test_consolidate_day_keeps_one_row_per_event_whatever_the_drop_order(spark, tmp_path):
+    a, b = _event(1), _event(2)
+    first = stage_drop(
+        _parsed(spark, tmp_path, "b.ndjson", [json.dumps(b), json.dumps(a)]),
+        "b@1", "d1", dt.date(2024, 3, 2),
+        spark.createDataFrame([], "event_id string"), spark.createDataFrame([], schemas.REJECTED_EVENTS),
+    ).events
+    second = stage_drop(
+        _parsed(spark, tmp_path, "a.ndjson", [json.dumps(a)]),
+        "a@1", "d2", dt.date(2024, 3, 2),
+        spark.createDataFrame([], "event_id string"), spark.createDataFrame([], schemas.REJECTED_EVENTS),
+    ).events
+    one = consolidate_day(first.unionByName(second))
+    other = consolidate_day(second.unionByName(first))
+    rows = one.collect()
+    assert [r.event_id for r in rows] == [event_id(a), event_id(b)]  # sorted by event_time
+    assert rows[0].source_file == "a.ndjson"  # the earliest (source_file, source_line) is kept
+    assert fingerprint(one) == fingerprint(other)
+    assert fingerprint(one) != fingerprint(one.limit(1))
