@@ -40,6 +40,7 @@ def ingest(
     log: Callable[[str], None] = print,
     max_ticks: int = 100,
     spark_overrides: dict | None = None,
+    log_level: str = "INFO",
 ) -> IngestReport:
     defs = build_definitions(settings, spark_overrides)
     sensor_def = defs.resolve_sensor_def(SENSOR)
@@ -64,6 +65,7 @@ def ingest(
                 partition_key=run_request.partition_key,
                 tags=tags,
                 raise_on_error=False,
+                run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
             )
             report.runs.append((run_request.job_name, label, outcome.success))
             if not outcome.success:

@@ -75,6 +75,7 @@ def scan_drop_folder(
     changed: list[DropFile] = []
     seen: dict[str, tuple[int, int, str]] = {}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()  # drops are registered in path order, whatever the filesystem's order
         for name in list(dirnames):
             full = os.path.join(dirpath, name)
             if name.startswith("."):
