@@ -30,6 +30,7 @@ from lineage_assets.intake.drop_folder import scan_drop_folder
 INTAKE_JOB = "intake_job"
 DAILY_JOB = "daily_job"
 LANDED = AssetKey("landed_events")
+EVENTS = AssetKey("events")
 _FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 
 
@@ -92,6 +93,7 @@ def evaluate_drop_sensor(context: SensorEvaluationContext, paths: LineagePaths) 
 
     # 2. Intake materializations of finished, successful runs -> the days their events fall in.
     days = set(cursor.held_days)
+    touched: dict[str, int] = {}  # day -> storage id of the newest intake that staged events on it
     result = instance.fetch_materializations(
         AssetRecordsFilter(asset_key=LANDED, after_storage_id=cursor.after_storage_id or None),
         limit=1000,
@@ -108,8 +110,17 @@ def evaluate_drop_sensor(context: SensorEvaluationContext, paths: LineagePaths) 
             continue
         materialization = record.asset_materialization
         entry = materialization.metadata.get("event_dates") if materialization else None
-        days.update(entry.value if entry is not None else [])
+        for day in entry.value if entry is not None else []:
+            touched[day] = max(touched.get(day, 0), record.storage_id)
     cursor.after_storage_id = last_id
+    # A day whose `events` partition was materialized after the intake that touched it is done
+    # (e.g. by `lineage-assets ingest`, which keeps its own cursor on the same instance).
+    for day, storage_id in touched.items():
+        latest = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=EVENTS, asset_partitions=[day], after_storage_id=storage_id), limit=1
+        )
+        if not latest.records:
+            days.add(day)
 
     today = dt.datetime.now(dt.timezone.utc).date().isoformat()
     ready = sorted(d for d in days if paths.start_date <= d <= today)

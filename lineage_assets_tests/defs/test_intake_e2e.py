@@ -9,9 +9,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from dagster import AssetKey, DagsterInstance
+from dagster import AssetKey, DagsterInstance, build_sensor_context
 
 from lineage_assets.defs.intake import ACCOUNTING_CHECK
+from lineage_assets.defs.resources import LineagePaths
+from lineage_assets.defs.sensors import evaluate_drop_sensor
 from lineage_assets.ids import event_id
 from lineage_assets.runner import ingest
 from lineage_assets.settings import LineageSettings
@@ -64,6 +66,10 @@ def test_marquez_fixture_events_all_land_through_dagster(spark, fixtures_dir, tm
         again = ingest(settings, instance, log=lambda _m: None)
         assert again.runs == []
         assert _rows(tmp_path / "wh", "events", "event_id, source_file, source_line") == before
+        # The daemon's sensor, with a cursor of its own, finds every drop and day already done.
+        with build_sensor_context(instance=instance, cursor=None) as context:
+            fresh = evaluate_drop_sensor(context, LineagePaths.from_settings(settings))
+        assert fresh.run_requests == []
     stored = _rows(tmp_path / "wh", "events", "event_id")
     # Every event once; listener 1/2 and several files repeat the same events byte for byte.
     assert sorted(r[0] for r in stored) == sorted(expected)
@@ -125,3 +131,27 @@ def test_redrops_appends_duplicates_and_out_of_range_dates(spark, tmp_path):
     assert sorted(rejects) == sorted(
         [("not_json", "one.ndjson", 3), ("not_json", "zz-copy.ndjson.gz", 3), ("before_start_date", "one.ndjson", 5)]
     )
+
+
+def test_accounting_check_blocks_a_drop_that_loses_a_row(spark, tmp_path, monkeypatch):
+    import lineage_assets.defs.intake as intake_module
+
+    real_stage_drop = intake_module.stage_drop
+
+    def losing_stage_drop(*args, **kwargs):
+        staged = real_stage_drop(*args, **kwargs)
+        staged.events = staged.events.filter("source_line != 2")  # a bug that silently drops a row
+        return staged
+
+    monkeypatch.setattr(intake_module, "stage_drop", losing_stage_drop)
+    drops = tmp_path / "drops"
+    drops.mkdir()
+    (drops / "d.ndjson").write_text("\n".join(json.dumps(_run_event(m)) for m in (1, 2, 3)) + "\n")
+    settings = LineageSettings(str(drops), str(tmp_path / "wh"), "2024-01-01")
+    with DagsterInstance.ephemeral() as instance:
+        report = ingest(settings, instance, log=lambda _m: None)
+        assert [(job, ok) for job, _label, ok in report.runs] == [("intake_job", False)]
+        assert _check_outcomes(instance) == [False]
+        meta = _metadata(instance, LANDED)[-1]
+        assert (meta["read"], meta["accepted"], meta["duplicates"]) == (3, 2, 0)
+    assert _rows(tmp_path / "wh", "events") == []  # the day was not built from a drop that lost data

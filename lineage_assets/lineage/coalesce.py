@@ -1,0 +1,95 @@
+"""Coalesce all events of one runId into one run (DESIGN.md section 4, "Runs").
+
+Inputs and outputs are the union over the run's events; facets are combined by facet name per
+entity (run, job, each dataset), the last instance by eventTime winning. Events that name another
+job than the run's earliest event are set aside as `job_mismatch`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+TERMINAL = ("COMPLETE", "FAIL", "ABORT")
+
+
+def _order(event: dict) -> tuple:
+    return (event["event_time"], event["event_id"])
+
+
+def _merge_datasets(events: list[dict], key: str) -> list[dict]:
+    merged: dict[tuple[str, str], dict[str, dict]] = {}
+    for event in events:
+        for item in event.get(key) or []:
+            entry = merged.setdefault((item["namespace"], item["name"]), {"facets": {}, "io_facets": {}})
+            entry["facets"].update(json.loads(item["facets"] or "{}"))
+            entry["io_facets"].update(json.loads(item["io_facets"] or "{}"))
+    return [
+        {"namespace": ns, "name": name, "facets": entry["facets"], "io_facets": entry["io_facets"]}
+        for (ns, name), entry in sorted(merged.items())
+    ]
+
+
+def code_version(job_facets: dict[str, Any]) -> str | None:
+    """sourceCodeLocation.version, else .url, else sha256 of sourceCode.sourceCode, else null."""
+    location = job_facets.get("sourceCodeLocation") or {}
+    if isinstance(location, dict):
+        if location.get("version"):
+            return str(location["version"])
+        if location.get("url"):
+            return str(location["url"])
+    source = job_facets.get("sourceCode") or {}
+    if isinstance(source, dict) and source.get("sourceCode"):
+        return hashlib.sha256(str(source["sourceCode"]).encode("utf-8")).hexdigest()
+    return None
+
+
+def _parent_ids(run_facets: dict[str, Any]) -> tuple[str | None, str | None]:
+    parent = run_facets.get("parent")
+    if not isinstance(parent, dict):
+        return None, None
+    parent_id = (parent.get("run") or {}).get("runId")
+    root = (parent.get("root") or {}).get("run") or {}
+    return parent_id, root.get("runId") or parent_id
+
+
+def is_streaming(job_facets: dict[str, Any]) -> bool:
+    job_type = job_facets.get("jobType") or {}
+    return isinstance(job_type, dict) and str(job_type.get("processingType", "")).upper() == "STREAMING"
+
+
+def coalesce_run(events: list[dict]) -> tuple[dict, list[dict]]:
+    """(the run, the events rejected as job_mismatch). The run's `state` is None while it is open."""
+    ordered = sorted(events, key=_order)
+    job = (ordered[0]["job_namespace"], ordered[0]["job_name"])
+    kept = [e for e in ordered if (e["job_namespace"], e["job_name"]) == job]
+    mismatched = [e for e in ordered if (e["job_namespace"], e["job_name"]) != job]
+    run_facets: dict[str, Any] = {}
+    job_facets: dict[str, Any] = {}
+    for event in kept:
+        run_facets.update(json.loads(event["run_facets"] or "{}"))
+        job_facets.update(json.loads(event["job_facets"] or "{}"))
+    terminal = [e for e in kept if e["event_type"] in TERMINAL]
+    starts = [e for e in kept if e["event_type"] == "START"]
+    last = terminal[-1] if terminal else None
+    parent_id, root_id = _parent_ids(run_facets)
+    run = {
+        "run_id": kept[0]["run_id"],
+        "job_namespace": job[0],
+        "job_name": job[1],
+        "state": last["event_type"] if last else None,
+        "started_at": (starts[0] if starts else kept[0])["event_time"],
+        "ended_at": last["event_time"] if last else None,
+        "inputs": _merge_datasets(kept, "inputs"),
+        "outputs": _merge_datasets(kept, "outputs"),
+        "run_facets": run_facets,
+        "job_facets": job_facets,
+        "code_version": code_version(job_facets),
+        "parent_run_id": parent_id,
+        "root_run_id": root_id,
+        "event_count": len(kept),
+        "streaming": is_streaming(job_facets),
+        "last_event_time": kept[-1]["event_time"],
+    }
+    return run, mismatched
