@@ -5,9 +5,10 @@ from __future__ import annotations
 from dagster import AssetSelection, Definitions, define_asset_job, in_process_executor
 
 from lineage_assets.defs.intake import build_intake_assets
+from lineage_assets.defs.lineage import build_lineage_assets
 from lineage_assets.defs.partitions import daily_partitions, drop_partitions
 from lineage_assets.defs.resources import LineagePaths, spark_resource
-from lineage_assets.defs.sensors import DAILY_JOB, INTAKE_JOB, build_sensor
+from lineage_assets.defs.sensors import DAILY_JOB, INTAKE_JOB, SNAPSHOT_JOB, build_sensor
 from lineage_assets.settings import LineageSettings
 
 
@@ -16,12 +17,17 @@ def build_definitions(settings: LineageSettings | None = None, spark_overrides: 
     drops = drop_partitions()
     daily = daily_partitions(settings.start_date)
     intake_drop, events = build_intake_assets(drops, daily)
+    lineage_fold, current_graph = build_lineage_assets(daily)
     intake_job = define_asset_job(INTAKE_JOB, selection=AssetSelection.assets(intake_drop), partitions_def=drops)
-    daily_job = define_asset_job(DAILY_JOB, selection=AssetSelection.assets(events), partitions_def=daily)
+    daily_job = define_asset_job(
+        DAILY_JOB, selection=AssetSelection.assets(events, lineage_fold), partitions_def=daily
+    )
+    snapshot_job = define_asset_job(SNAPSHOT_JOB, selection=AssetSelection.assets(current_graph))
+    jobs = [intake_job, daily_job, snapshot_job]
     return Definitions(
-        assets=[intake_drop, events],
-        jobs=[intake_job, daily_job],
-        sensors=[build_sensor([intake_job, daily_job])],
+        assets=[intake_drop, events, lineage_fold, current_graph],
+        jobs=jobs,
+        sensors=[build_sensor(jobs)],
         resources={
             "pyspark": spark_resource(spark_overrides),
             "paths": LineagePaths.from_settings(settings),

@@ -56,9 +56,12 @@ def ingest(
             instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
         for run_request in result.run_requests or []:
             tags = dict(run_request.tags)
-            label = run_request.partition_key or (
-                f"{tags[ASSET_PARTITION_RANGE_START_TAG]}..{tags[ASSET_PARTITION_RANGE_END_TAG]}"
-            )
+            if run_request.partition_key:
+                label = run_request.partition_key
+            elif ASSET_PARTITION_RANGE_START_TAG in tags:
+                label = f"{tags[ASSET_PARTITION_RANGE_START_TAG]}..{tags[ASSET_PARTITION_RANGE_END_TAG]}"
+            else:
+                label = "snapshot"
             log(f"run {run_request.job_name} [{label}]")
             outcome = defs.resolve_job_def(run_request.job_name).execute_in_process(
                 instance=instance,

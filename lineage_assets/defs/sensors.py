@@ -29,8 +29,11 @@ from lineage_assets.intake.drop_folder import scan_drop_folder
 
 INTAKE_JOB = "intake_job"
 DAILY_JOB = "daily_job"
+SNAPSHOT_JOB = "snapshot_job"
 LANDED = AssetKey("landed_events")
 EVENTS = AssetKey("events")
+RUN_LINEAGE = AssetKey("run_lineage")
+CURRENT_LINEAGE = AssetKey("current_lineage")
 _FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 
 
@@ -125,8 +128,17 @@ def evaluate_drop_sensor(context: SensorEvaluationContext, paths: LineagePaths) 
     today = dt.datetime.now(dt.timezone.utc).date().isoformat()
     ready = sorted(d for d in days if paths.start_date <= d <= today)
     cursor.held_days = sorted(d for d in days if d > today)
-    for first, last in contiguous_ranges(ready):
-        run_requests.append(day_run_request(first, last, f"after{last_id}"))
+    if ready:
+        # The fold carries state from day to day: a day that changes is recomputed together with
+        # every later day already processed, in order, in one run.
+        processed = instance.get_materialized_partitions(RUN_LINEAGE)
+        last = max([ready[-1], *[d for d in processed if d <= today]])
+        run_requests.append(day_run_request(ready[0], last, f"after{last_id}"))
+
+    # 3. A successful fold newer than the published current graph -> a new snapshot.
+    snapshot = _snapshot_request(instance)
+    if snapshot is not None and not ready:
+        run_requests.append(snapshot)
     if cursor.held_days:
         context.log.info(f"holding future days until they exist: {cursor.held_days}")
     return SensorResult(
@@ -134,6 +146,20 @@ def evaluate_drop_sensor(context: SensorEvaluationContext, paths: LineagePaths) 
         dynamic_partitions_requests=[_add_drops(new_keys)] if new_keys else [],
         cursor=cursor.dump(),
     )
+
+
+def _snapshot_request(instance) -> RunRequest | None:
+    latest_fold = instance.fetch_materializations(RUN_LINEAGE, limit=1)
+    if not latest_fold.records:
+        return None
+    record = latest_fold.records[0]
+    run = instance.get_run_by_id(record.run_id)
+    if run is None or run.status != DagsterRunStatus.SUCCESS:
+        return None
+    published = instance.fetch_materializations(CURRENT_LINEAGE, limit=1)
+    if published.records and published.records[0].storage_id > record.storage_id:
+        return None
+    return RunRequest(run_key=f"snapshot:{record.storage_id}", job_name=SNAPSHOT_JOB)
 
 
 def _add_drops(keys: list[str]):

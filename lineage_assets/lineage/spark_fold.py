@@ -453,3 +453,42 @@ STATE_JSON = T.StructType(
         T.StructField("latest_ended_at", T.StringType()),
     ]
 )
+
+
+RUNS_TABLE = T.StructType(
+    [f for f in COALESCED.fields if f.name not in ("mismatched_event_ids", "streaming")]
+    + [T.StructField("end_date", T.DateType())]
+)
+JOB_VERSIONS_TABLE = T.StructType([*JOB_VERSIONS.fields, T.StructField("created_date", T.DateType())])
+DATASET_VERSIONS_TABLE = T.StructType(
+    [
+        T.StructField("version_id", T.StringType()),
+        T.StructField("namespace", T.StringType()),
+        T.StructField("name", T.StringType()),
+        T.StructField("run_id", T.StringType()),
+        T.StructField("run_state", T.StringType()),
+        T.StructField("job_namespace", T.StringType()),
+        T.StructField("job_name", T.StringType()),
+        T.StructField("job_version_id", T.StringType()),
+        T.StructField("created_at", T.TimestampType()),
+        T.StructField("storage_version", T.StringType()),
+        T.StructField("fields", T.StringType()),
+        T.StructField("lifecycle_state", T.StringType()),
+        T.StructField("row_count", T.LongType()),
+        T.StructField("created_date", T.DateType()),
+    ]
+)
+RUN_LINEAGE_TABLE = T.StructType(
+    [
+        T.StructField("run_id", T.StringType()),
+        T.StructField("job_namespace", T.StringType()),
+        T.StructField("job_name", T.StringType()),
+        T.StructField("job_version_id", T.StringType()),
+        T.StructField("state", T.StringType()),
+        T.StructField("started_at", T.TimestampType()),
+        T.StructField("ended_at", T.TimestampType()),
+        T.StructField("input_versions", T.ArrayType(VERSIONED)),
+        T.StructField("output_versions", T.ArrayType(VERSIONED)),
+        T.StructField("end_date", T.DateType()),
+    ]
+)

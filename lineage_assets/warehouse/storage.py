@@ -73,3 +73,27 @@ def read_glob(spark: SparkSession, schema: T.StructType, pattern: str, base_path
     if not paths:
         return spark.createDataFrame([], schema)
     return spark.read.schema(schema).option("basePath", base_path).parquet(*paths)
+
+
+RUNS = "runs"
+JOB_VERSIONS = "job_versions"
+DATASET_VERSIONS = "dataset_versions"
+RUN_LINEAGE = "run_lineage"
+STATE = "_state"
+CURRENT_JOBS = "current_jobs"
+CURRENT_LINEAGE = "current_lineage"
+
+
+def partition_values(spark: SparkSession, table_root: str, column: str) -> list[str]:
+    """The values of a table's top-level partition column that have a folder (sorted)."""
+    prefix = f"{column}="
+    return sorted(p.rsplit("/", 1)[-1][len(prefix):] for p in glob_paths(spark, f"{table_root}/{prefix}*"))
+
+
+def write_day(df: DataFrame, table_root: str, column: str, day: str) -> None:
+    """Replace one day partition of a table (the partition column itself is the folder name)."""
+    write_table(df.drop(column).coalesce(1), f"{table_root}/{column}={day}")
+
+
+def read_day(spark: SparkSession, schema: T.StructType, table_root: str, column: str, day: str) -> DataFrame:
+    return read_existing(spark, schema, [f"{table_root}/{column}={day}"], table_root)

@@ -1,0 +1,265 @@
+"""Lineage assets: the daily fold (runs, versions, run lineage) and the current-graph snapshots."""
+
+import datetime as dt
+import time
+
+from dagster import (
+    AllPartitionMapping,
+    AssetCheckResult,
+    AssetCheckSpec,
+    AssetDep,
+    AssetExecutionContext,
+    AssetSpec,
+    BackfillPolicy,
+    DailyPartitionsDefinition,
+    MaterializeResult,
+    MetadataValue,
+    multi_asset,
+)
+from dagster_pyspark import LazyPySparkResource
+from pyspark.sql import functions as F
+
+from lineage_assets.defs.intake import _markdown_table
+from lineage_assets.defs.resources import LineagePaths
+from lineage_assets.intake import reasons
+from lineage_assets.intake.spark_intake import fingerprint
+from lineage_assets.lineage import state_store
+from lineage_assets.lineage.current import current_tables
+from lineage_assets.lineage.graph_checks import component_problems
+from lineage_assets.lineage.spark_fold import (
+    DATASET_VERSIONS_TABLE,
+    JOB_VERSIONS_TABLE,
+    RUN_LINEAGE_TABLE,
+    RUNS_TABLE,
+    DayTables,
+    fold_day,
+)
+from lineage_assets.warehouse import schemas, snapshots, storage
+
+FOLD_TABLES = {
+    "runs": ("end_date", RUNS_TABLE),
+    "job_versions": ("created_date", JOB_VERSIONS_TABLE),
+    "dataset_versions": ("created_date", DATASET_VERSIONS_TABLE),
+    "run_lineage": ("end_date", RUN_LINEAGE_TABLE),
+}
+DETERMINISTIC_CHECK = "fold_recomputes_identically"
+KEYS_CHECK = "keys_unique_and_versions_exist"
+COMPONENTS_CHECK = "components_same_from_every_node"
+
+
+def _compute_day(spark, warehouse: str, day: str) -> DayTables:
+    prev_day = state_store.latest_state_before(spark, warehouse, day)
+    prev = state_store.load_state(spark, warehouse, prev_day)
+    events_root = storage.table_path(warehouse, storage.EVENTS)
+    events = storage.read_day(spark, schemas.EVENTS, events_root, "event_date", day)
+    first_open = state_store.min_open_day(prev)
+    earlier = state_store.earlier_complete_versions(spark, warehouse, first_open, day) if first_open else None
+    return fold_day(dt.date.fromisoformat(day), events, prev, earlier)
+
+
+def _mismatch_rejects(tables: DayTables, day: str):
+    return tables.job_mismatch.select(
+        "source_file",
+        "source_line",
+        F.col("event_json").alias("raw"),
+        F.lit("utf-8").alias("raw_encoding"),
+        F.lit(reasons.JOB_MISMATCH).alias("reason_code"),
+        F.concat(
+            F.lit("run "), F.col("run_id"), F.lit(" already belongs to another job; this event names "),
+            F.col("job_namespace"), F.lit(":"), F.col("job_name"),
+        ).alias("reason"),
+        "event_time",
+        F.lit(None).cast("string").alias("drop_key"),
+    )
+
+
+def _fingerprints(tables: DayTables) -> dict[str, str]:
+    return {name: fingerprint(getattr(tables, name)) for name in FOLD_TABLES}
+
+
+def build_lineage_assets(daily: DailyPartitionsDefinition):
+    @multi_asset(
+        name="lineage_fold",
+        partitions_def=daily,
+        backfill_policy=BackfillPolicy.single_run(),
+        specs=[
+            AssetSpec(name, deps=["events"], group_name="lineage", kinds={"spark", "parquet"}, description=desc)
+            for name, desc in (
+                ("runs", "Terminal runs, all events of a runId coalesced (DESIGN.md section 4)."),
+                ("job_versions", "Distinct versions of each job, by the versioning rules of DESIGN.md section 4."),
+                ("dataset_versions", "One version per output of each terminal run, and per DatasetEvent."),
+                ("run_lineage", "Each terminal run with its job version and the dataset versions it read and wrote."),
+            )
+        ],
+        check_specs=[
+            AssetCheckSpec(
+                DETERMINISTIC_CHECK, asset="run_lineage", blocking=True,
+                description="Recomputing each day from its inputs gives the same content hash as what was written.",
+            ),
+            AssetCheckSpec(
+                KEYS_CHECK, asset="run_lineage", blocking=True,
+                description="Keys are unique and every version id that run_lineage names exists.",
+            ),
+        ],
+    )
+    def lineage_fold(context: AssetExecutionContext, pyspark: LazyPySparkResource, paths: LineagePaths):
+        spark = pyspark.spark_session
+        wh = paths.warehouse
+        days = list(context.partition_keys)
+        counts = {name: 0 for name in FOLD_TABLES}
+        hashes: dict[str, dict[str, str]] = {}
+        changed_jobs: set[str] = set()
+        new_job_versions = new_dataset_versions = 0
+        problems: list[str] = []
+        key_problems: list[str] = []
+        started = time.monotonic()
+        for index, day in enumerate(days, start=1):
+            prev_jobs = state_store.load_state(spark, wh, state_store.latest_state_before(spark, wh, day)).jobs
+            tables = _compute_day(spark, wh, day)
+            for name, (column, _schema) in FOLD_TABLES.items():
+                storage.write_day(getattr(tables, name), storage.table_path(wh, name), column, day)
+            state_store.save_state(tables.state, wh, day)
+            rejected_root = storage.table_path(wh, storage.REJECTED_EVENTS)
+            storage.write_table(
+                _mismatch_rejects(tables, day).coalesce(1),
+                f"{rejected_root}/read_date={day}/drop_id={reasons.JOB_MISMATCH}",
+            )
+            written = {
+                name: storage.read_day(spark, schema, storage.table_path(wh, name), column, day)
+                for name, (column, schema) in FOLD_TABLES.items()
+            }
+            day_hashes = {name: fingerprint(df) for name, df in written.items()}
+            hashes[day] = day_hashes
+            recomputed = _fingerprints(_compute_day(spark, wh, day))
+            if recomputed != day_hashes:
+                problems.append(f"{day}: written {day_hashes} != recomputed {recomputed}")
+            for name, df in written.items():
+                counts[name] += int(day_hashes[name].rsplit("-", 1)[1])
+            new_job_versions += int(day_hashes["job_versions"].rsplit("-", 1)[1])
+            new_dataset_versions += int(day_hashes["dataset_versions"].rsplit("-", 1)[1])
+            key_problems += _key_problems(day, written, tables)
+            changed = (
+                tables.state.jobs.alias("n")
+                .join(prev_jobs.alias("p"), ["job_namespace", "job_name"], "left")
+                .filter(F.col("p.version_id").isNull() | (F.col("p.version_id") != F.col("n.version_id")))
+                .select(F.concat_ws(":", "job_namespace", "job_name"))
+                .collect()
+            )
+            changed_jobs.update(r[0] for r in changed)
+            context.log.info(
+                f"lineage_fold: day {index}/{len(days)} {day} done "
+                f"({time.monotonic() - started:.1f}s elapsed)"
+            )
+        preview_rows = (
+            storage.read_day(spark, RUN_LINEAGE_TABLE, storage.table_path(wh, "run_lineage"), "end_date", days[-1])
+            .select("job_name", "state", "ended_at", F.size("input_versions").alias("inputs"), F.size("output_versions").alias("outputs"))
+            .orderBy("ended_at").limit(10).collect()
+        )
+        preview = _markdown_table([r.asDict() for r in preview_rows])
+        common = {
+            "days": len(days),
+            "job_versions_created": new_job_versions,
+            "dataset_versions_created": new_dataset_versions,
+            "jobs_with_changed_lineage": MetadataValue.json(sorted(changed_jobs)[:200]),
+            "jobs_with_changed_lineage_count": len(changed_jobs),
+        }
+        for name in FOLD_TABLES:
+            yield MaterializeResult(
+                asset_key=name,
+                metadata={
+                    **common,
+                    "rows": counts[name],
+                    "content_hash_by_day": MetadataValue.json({d: h[name] for d, h in hashes.items()}),
+                    **({"preview": MetadataValue.md(preview)} if name == "run_lineage" else {}),
+                },
+            )
+        yield AssetCheckResult(
+            check_name=DETERMINISTIC_CHECK, asset_key="run_lineage", passed=not problems,
+            metadata={"problems": MetadataValue.json(problems), "content_hash_by_day": MetadataValue.json(hashes)},
+        )
+        yield AssetCheckResult(
+            check_name=KEYS_CHECK, asset_key="run_lineage", passed=not key_problems,
+            metadata={"problems": MetadataValue.json(key_problems[:50])},
+        )
+
+    @multi_asset(
+        name="current_graph",
+        specs=[
+            AssetSpec(
+                "current_jobs", group_name="lineage", kinds={"spark", "parquet"},
+                deps=[AssetDep("run_lineage", partition_mapping=AllPartitionMapping())],
+                description="Each job's current version (that of its latest terminal run) and its component.",
+            ),
+            AssetSpec(
+                "current_lineage", group_name="lineage", kinds={"spark", "parquet"},
+                deps=[AssetDep("run_lineage", partition_mapping=AllPartitionMapping())],
+                description="The edges of each job's current version: the current lineage graph.",
+            ),
+        ],
+        check_specs=[
+            AssetCheckSpec(
+                COMPONENTS_CHECK, asset="current_lineage", blocking=True,
+                description="A traversal from any node of a component yields the same nodes and edges, "
+                "and component_id is that component's smallest node id.",
+            )
+        ],
+    )
+    def current_graph(context: AssetExecutionContext, pyspark: LazyPySparkResource, paths: LineagePaths):
+        spark = pyspark.spark_session
+        wh = paths.warehouse
+        days = state_store.state_days(spark, wh)
+        state = state_store.load_state(spark, wh, days[-1] if days else None)
+        jobs, lineage = current_tables(state.jobs)
+        snapshot_id = f"{days[-1] if days else 'empty'}_{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S%f}"
+        for name, df in (("current_jobs", jobs), ("current_lineage", lineage)):
+            storage.write_table(df.coalesce(1), snapshots.snapshot_dir(wh, name, snapshot_id))
+        job_rows = [r.asDict() for r in spark.read.parquet(snapshots.snapshot_dir(wh, "current_jobs", snapshot_id)).collect()]
+        edge_rows = [r.asDict() for r in spark.read.parquet(snapshots.snapshot_dir(wh, "current_lineage", snapshot_id)).collect()]
+        problems = component_problems(job_rows, edge_rows)
+        for name in ("current_jobs", "current_lineage"):
+            snapshots.publish(wh, name, snapshot_id)
+        components = len({r["component_id"] for r in job_rows})
+        yield MaterializeResult(
+            asset_key="current_jobs",
+            metadata={"rows": len(job_rows), "components": components, "snapshot": snapshot_id, "as_of_day": days[-1] if days else None},
+        )
+        yield MaterializeResult(
+            asset_key="current_lineage",
+            metadata={
+                "rows": len(edge_rows), "snapshot": snapshot_id,
+                "preview": MetadataValue.md(_markdown_table([
+                    {k: r[k] for k in ("job_name", "direction", "dataset_namespace", "dataset_name")} for r in edge_rows[:10]
+                ])),
+            },
+        )
+        yield AssetCheckResult(
+            check_name=COMPONENTS_CHECK, asset_key="current_lineage", passed=not problems,
+            metadata={"problems": MetadataValue.json(problems[:50]), "components": components},
+        )
+
+    return [lineage_fold, current_graph]
+
+
+def _key_problems(day: str, written: dict, tables: DayTables) -> list[str]:
+    """Unique keys; every job version and output version that run_lineage names exists.
+
+    Job versions are checked against the ids the fold state says were ever written (compact,
+    no scan of history); output versions against the day's dataset_versions.
+    """
+    problems = []
+    for name, key in (("runs", ["run_id"]), ("job_versions", ["version_id"]), ("dataset_versions", ["version_id"]), ("run_lineage", ["run_id"])):
+        dup = written[name].groupBy(*key).count().filter("count > 1").count()
+        if dup:
+            problems.append(f"{day}: {name} has {dup} duplicated key(s) {key}")
+    lineage = written["run_lineage"]
+    known = tables.state.jobs.select(F.explode("known_versions").alias("job_version_id")).unionByName(
+        written["job_versions"].select(F.col("version_id").alias("job_version_id"))
+    )
+    missing = lineage.join(known, "job_version_id", "left_anti").count()
+    if missing:
+        problems.append(f"{day}: {missing} run(s) name a job version that job_versions does not hold")
+    outputs = lineage.select(F.explode("output_versions").alias("o")).select("o.version_id")
+    missing_out = outputs.join(written["dataset_versions"].select("version_id"), "version_id", "left_anti").count()
+    if missing_out:
+        problems.append(f"{day}: {missing_out} output version(s) missing from dataset_versions")
+    return problems

@@ -1,0 +1,1 @@
+"""Query helper over the warehouse (DuckDB, read-only)."""

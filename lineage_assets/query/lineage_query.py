@@ -1,0 +1,168 @@
+"""`LineageQuery`: lineage questions answered with DuckDB over the Parquet warehouse.
+
+DuckDB runs in-process and only reads Parquet: it takes no lock that could block the pipeline,
+the UI or another reader. Snapshot tables are read through their `_CURRENT` pointer, so an answer
+always comes from one complete snapshot, even while the next one is being written. Node ids
+never reach SQL as text: every value is a bound parameter.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import duckdb
+
+from lineage_assets.query.models import Edge, LineageGraph, Node
+from lineage_assets.query.node_ids import KINDS, NodeNotFound, NodeRef, candidates
+from lineage_assets.warehouse import snapshots
+
+_TRAVERSE = """
+WITH RECURSIVE walk(job_id, hops) AS (
+    SELECT job_id, 0 FROM seeds
+    UNION
+    SELECT e2.job_id, w.hops + 1
+    FROM walk w
+    JOIN edges e1 ON e1.job_id = w.job_id
+    JOIN edges e2 ON e2.dataset_id = e1.dataset_id
+    WHERE w.hops < ?
+)
+SELECT job_id FROM walk GROUP BY job_id
+"""
+
+
+class LineageQuery:
+    """Answers `lineage()` (current graph, depth in job hops) over a warehouse folder."""
+
+    def __init__(self, warehouse: str):
+        self.warehouse = str(warehouse)
+        self._con = duckdb.connect()
+        self._snapshot: str | None = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ loading
+
+    def _refresh(self) -> None:
+        current = snapshots.current_dir(self.warehouse, "current_lineage")
+        if current == self._snapshot:
+            return
+        con = self._con
+        if current is None:
+            con.execute("CREATE OR REPLACE TABLE edges (job_id VARCHAR, dataset_id VARCHAR, job_namespace VARCHAR, job_name VARCHAR, dataset_namespace VARCHAR, dataset_name VARCHAR, direction VARCHAR, component_id VARCHAR)")
+            con.execute("CREATE OR REPLACE TABLE jobs (job_id VARCHAR, job_namespace VARCHAR, job_name VARCHAR, version_id VARCHAR, latest_run_id VARCHAR, latest_state VARCHAR, latest_ended_at TIMESTAMP, lineage_unknown BOOLEAN, code_version VARCHAR, component_id VARCHAR)")
+        else:
+            snapshot_name = os.path.basename(current)
+            jobs_dir = os.path.join(self.warehouse, "current_jobs", snapshot_name)
+            con.execute(
+                "CREATE OR REPLACE TABLE edges AS SELECT 'job:' || job_namespace || ':' || job_name AS job_id, "
+                "'dataset:' || dataset_namespace || ':' || dataset_name AS dataset_id, job_namespace, job_name, "
+                "dataset_namespace, dataset_name, direction, component_id FROM read_parquet(?)",
+                [os.path.join(current, "*.parquet")],
+            )
+            con.execute(
+                "CREATE OR REPLACE TABLE jobs AS SELECT 'job:' || job_namespace || ':' || job_name AS job_id, * "
+                "FROM read_parquet(?)",
+                [os.path.join(jobs_dir, "*.parquet")],
+            )
+        self._snapshot = current
+
+    # ------------------------------------------------------------------ resolution
+
+    def _exists(self, ref: NodeRef) -> bool:
+        if ref.kind == "job":
+            sql = "SELECT 1 FROM jobs WHERE job_namespace = ? AND job_name = ? LIMIT 1"
+        else:
+            sql = "SELECT 1 FROM edges WHERE dataset_namespace = ? AND dataset_name = ? LIMIT 1"
+        return self._con.execute(sql, [ref.namespace, ref.name]).fetchone() is not None
+
+    def resolve(self, node_id: str | None = None, *, node_type: str | None = None, namespace: str | None = None, name: str | None = None) -> NodeRef:
+        """A node id, or structured arguments, to the one node it names (NodeNotFound otherwise)."""
+        if namespace is not None or name is not None:
+            kind = node_type or (node_id.split(":", 1)[0] if node_id else None)
+            if kind not in ("job", "dataset") or not namespace or not name:
+                raise ValueError("structured lookup needs node_type='job' or 'dataset', namespace= and name=")
+            refs = [NodeRef(kind, namespace, name)]
+        else:
+            if node_id is None:
+                raise ValueError("give a node id or node_type=, namespace= and name=")
+            refs = [r for r in candidates(node_id) if r.kind in ("job", "dataset")]
+            if not refs:
+                raise ValueError(f"lineage() takes a job or dataset node, not {node_id!r}")
+        matches = [r for r in refs if self._exists(r)]
+        if not matches:
+            raise NodeNotFound(f"no {refs[0].kind} {refs[0].id if len(refs) == 1 else node_id!r} in the current lineage graph")
+        if len(matches) > 1:
+            options = "; ".join(f"namespace={m.namespace!r} name={m.name!r}" for m in matches)
+            raise ValueError(f"node id {node_id!r} is ambiguous ({options}): pass namespace= and name=")
+        return matches[0]
+
+    # ------------------------------------------------------------------ lineage
+
+    def lineage(self, node_id: str | None = None, depth: int = 20, *, node_type: str | None = None, namespace: str | None = None, name: str | None = None) -> LineageGraph:
+        """The current graph around a job or dataset, `depth` job hops in either direction."""
+        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+            raise ValueError(f"depth must be a non-negative integer, got {depth!r}")
+        with self._lock:
+            self._refresh()
+            ref = self.resolve(node_id, node_type=node_type, namespace=namespace, name=name)
+            con = self._con
+            if ref.kind == "job":
+                con.execute("CREATE OR REPLACE TEMP TABLE seeds AS SELECT ? AS job_id", [ref.id])
+            else:
+                con.execute(
+                    "CREATE OR REPLACE TEMP TABLE seeds AS SELECT DISTINCT job_id FROM edges WHERE dataset_namespace = ? AND dataset_name = ?",
+                    [ref.namespace, ref.name],
+                )
+            job_ids = [r[0] for r in con.execute(_TRAVERSE, [depth]).fetchall()]
+            con.execute("CREATE OR REPLACE TEMP TABLE found AS SELECT unnest(?::VARCHAR[]) AS job_id", [job_ids])
+            edge_rows = con.execute(
+                "SELECT e.job_id, e.dataset_id, e.direction, e.dataset_namespace, e.dataset_name, e.component_id "
+                "FROM edges e JOIN found USING (job_id) ORDER BY 1, 2, 3"
+            ).fetchall()
+            job_rows = con.execute(
+                "SELECT j.job_id, j.job_namespace, j.job_name, j.version_id, j.latest_run_id, j.latest_state, "
+                "j.latest_ended_at, j.lineage_unknown, j.code_version, j.component_id FROM jobs j JOIN found USING (job_id)"
+            ).fetchall()
+        return _graph(ref, job_rows, edge_rows)
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> "LineageQuery":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple]) -> LineageGraph:
+    nodes: dict[str, Node] = {}
+    for job_id, ns, name, version, run_id, state, ended_at, unknown, code, component in job_rows:
+        nodes[job_id] = Node(
+            id=job_id,
+            type="JOB",
+            data={
+                "namespace": ns, "name": name, "currentVersion": version, "latestRunId": run_id,
+                "latestRunState": state, "latestRunEndedAt": ended_at.isoformat() if ended_at else None,
+                "lineageUnknown": unknown, "codeVersion": code, "componentId": component,
+            },
+        )
+    for job_id, dataset_id, direction, ns, name, component in edge_rows:
+        dataset = nodes.setdefault(
+            dataset_id, Node(id=dataset_id, type="DATASET", data={"namespace": ns, "name": name, "componentId": component})
+        )
+        job = nodes[job_id]
+        if direction == "INPUT":
+            edge = Edge(origin=dataset_id, destination=job_id)
+            dataset.outEdges.append(edge)
+            job.inEdges.append(edge)
+        else:
+            edge = Edge(origin=job_id, destination=dataset_id)
+            job.outEdges.append(edge)
+            dataset.inEdges.append(edge)
+    if start.id not in nodes:  # a dataset no current job touches
+        nodes[start.id] = Node(id=start.id, type=KINDS[start.kind], data={"namespace": start.namespace, "name": start.name})
+    for node in nodes.values():
+        node.inEdges.sort(key=lambda e: (e.origin, e.destination))
+        node.outEdges.sort(key=lambda e: (e.origin, e.destination))
+    return LineageGraph(graph=[nodes[k] for k in sorted(nodes)])

@@ -1,0 +1,68 @@
+"""Node ids of the reference server: `job:ns:name`, `dataset:ns:name`, `datasetField:ns:name:field`,
+optionally followed by `#<version_id>`. Namespaces may hold `://` and ports and names may hold
+`:`, so a string id can split in several places; the helper resolves it against the nodes that
+exist, and structured arguments (namespace=, name=, field=) are never ambiguous.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KINDS = {"job": "JOB", "dataset": "DATASET", "datasetField": "DATASET_FIELD"}
+
+
+class NodeNotFound(LookupError):
+    """The node id is well formed but names nothing in the warehouse."""
+
+
+@dataclass(frozen=True)
+class NodeRef:
+    kind: str  # job | dataset | datasetField
+    namespace: str
+    name: str
+    field: str | None = None
+    version: str | None = None
+
+    @property
+    def id(self) -> str:
+        base = f"{self.kind}:{self.namespace}:{self.name}"
+        if self.field is not None:
+            base += f":{self.field}"
+        return base
+
+
+def split_version(node_id: str) -> tuple[str, str | None]:
+    base, sep, version = node_id.rpartition("#")
+    if sep and version and ":" not in version and "/" not in version:
+        return base, version
+    return node_id, None
+
+
+def candidates(node_id: str) -> list[NodeRef]:
+    """Every reading of a string id; raises ValueError when none is well formed."""
+    if not isinstance(node_id, str) or not node_id:
+        raise ValueError("node id must be a non-empty string like 'job:namespace:name'")
+    base, version = split_version(node_id)
+    kind, sep, rest = base.partition(":")
+    if not sep or kind not in KINDS:
+        raise ValueError(f"node id {node_id!r} must start with one of {', '.join(k + ':' for k in KINDS)}")
+    parts = rest.split(":")
+    need = 3 if kind == "datasetField" else 2
+    if len(parts) < need or any(p == "" for p in (parts[0], parts[-1])):
+        shape = "datasetField:namespace:name:field" if kind == "datasetField" else f"{kind}:namespace:name"
+        raise ValueError(f"node id {node_id!r} is not of the form {shape}")
+    found = []
+    if kind == "datasetField":
+        for i in range(1, len(parts) - 1):
+            for j in range(i + 1, len(parts)):
+                ns, name, field = ":".join(parts[:i]), ":".join(parts[i:j]), ":".join(parts[j:])
+                if ns and name and field:
+                    found.append(NodeRef(kind, ns, name, field, version))
+    else:
+        for i in range(1, len(parts)):
+            ns, name = ":".join(parts[:i]), ":".join(parts[i:])
+            if ns and name:
+                found.append(NodeRef(kind, ns, name, None, version))
+    if not found:
+        raise ValueError(f"node id {node_id!r} has an empty namespace or name")
+    return found

@@ -1,0 +1,40 @@
+"""Snapshot tables (current_jobs, current_lineage, ...) published atomically.
+
+Each materialization writes a new folder `<table>/snapshot=<id>/` and then replaces the pointer
+file `<table>/_CURRENT` (write to a temporary name, then rename): a reader that follows the
+pointer always sees one complete snapshot, even while the next one is being written. The two
+newest snapshots are kept, so a reader that just read the pointer still finds its folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+KEEP = 2
+POINTER = "_CURRENT"
+
+
+def snapshot_dir(warehouse: str, table: str, snapshot_id: str) -> str:
+    return os.path.join(warehouse, table, f"snapshot={snapshot_id}")
+
+
+def publish(warehouse: str, table: str, snapshot_id: str) -> None:
+    root = os.path.join(warehouse, table)
+    tmp = os.path.join(root, f".{POINTER}.tmp")
+    with open(tmp, "w") as handle:
+        handle.write(f"snapshot={snapshot_id}\n")
+    os.replace(tmp, os.path.join(root, POINTER))
+    snapshots = sorted(d for d in os.listdir(root) if d.startswith("snapshot="))
+    for old in snapshots[:-KEEP]:
+        shutil.rmtree(os.path.join(root, old), ignore_errors=True)
+
+
+def current_dir(warehouse: str, table: str) -> str | None:
+    """The folder of the table's published snapshot, or None before the first one."""
+    try:
+        with open(os.path.join(warehouse, table, POINTER)) as handle:
+            name = handle.read().strip()
+    except FileNotFoundError:
+        return None
+    return os.path.join(warehouse, table, name)
