@@ -113,7 +113,13 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
         problems: list[str] = []
         key_problems: list[str] = []
         started = time.monotonic()
+        events_root = storage.table_path(wh, storage.EVENTS)
+        skipped = 0
         for index, day in enumerate(days, start=1):
+            if not storage.path_exists(spark, f"{events_root}/event_date={day}"):
+                # No events: nothing changes, the state before this day carries on as it is.
+                skipped += 1
+                continue
             prev_jobs = state_store.load_state(spark, wh, state_store.latest_state_before(spark, wh, day)).jobs
             tables = _compute_day(spark, wh, day)
             for name, (column, _schema) in FOLD_TABLES.items():
@@ -150,14 +156,16 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                 f"lineage_fold: day {index}/{len(days)} {day} done "
                 f"({time.monotonic() - started:.1f}s elapsed)"
             )
-        preview_rows = (
-            storage.read_day(spark, RUN_LINEAGE_TABLE, storage.table_path(wh, "run_lineage"), "end_date", days[-1])
+        processed = [d for d in days if d in hashes]
+        preview_rows = [] if not processed else (
+            storage.read_day(spark, RUN_LINEAGE_TABLE, storage.table_path(wh, "run_lineage"), "end_date", processed[-1])
             .select("job_name", "state", "ended_at", F.size("input_versions").alias("inputs"), F.size("output_versions").alias("outputs"))
             .orderBy("ended_at").limit(10).collect()
         )
         preview = _markdown_table([r.asDict() for r in preview_rows])
         common = {
             "days": len(days),
+            "days_without_events": skipped,
             "job_versions_created": new_job_versions,
             "dataset_versions_created": new_dataset_versions,
             "jobs_with_changed_lineage": MetadataValue.json(sorted(changed_jobs)[:200]),

@@ -1,0 +1,327 @@
+"""coalesce_run: all events of one runId -> one run (DESIGN.md section 4, "Runs" and code_version)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+
+from lineage_assets.lineage.coalesce import coalesce_run
+
+RUN = "6a1d7e0c-2f53-4b8e-9a43-0c1f1b7d2e01"
+UTC = dt.timezone.utc
+
+
+def _t(day: int, hour: int = 12, minute: int = 0, tz: dt.tzinfo = UTC) -> dt.datetime:
+    return dt.datetime(2024, 3, day, hour, minute, tzinfo=tz)
+
+
+def _ds(name: str, namespace: str = "ds", facets: dict | None = None, io_facets: dict | None = None) -> dict:
+    return {
+        "namespace": namespace,
+        "name": name,
+        "facets": json.dumps(facets or {}),
+        "io_facets": json.dumps(io_facets or {}),
+    }
+
+
+def _event(
+    event_id: str,
+    when: dt.datetime,
+    event_type: str | None,
+    *,
+    inputs=(),
+    outputs=(),
+    run_facets: dict | None = None,
+    job_facets: dict | None = None,
+    job: str = "job",
+    job_namespace: str = "ns",
+    run_id: str = RUN,
+) -> dict:
+    return {
+        "event_id": event_id,
+        "event_time": when,
+        "event_type": event_type,
+        "run_id": run_id,
+        "job_namespace": job_namespace,
+        "job_name": job,
+        "inputs": [i if isinstance(i, dict) else _ds(i) for i in inputs],
+        "outputs": [o if isinstance(o, dict) else _ds(o) for o in outputs],
+        "run_facets": json.dumps(run_facets or {}),
+        "job_facets": json.dumps(job_facets or {}),
+    }
+
+
+def _names(datasets: list[dict]) -> list[tuple[str, str]]:
+    return [(d["namespace"], d["name"]) for d in datasets]
+
+
+# --------------------------------------------------------------------------- union, times, count
+
+
+def test_run_over_three_days_is_one_run_with_the_union_of_its_datasets():
+    start = _event("e1", _t(1, 23, 50), "START", inputs=["in_a"], outputs=["out_a"])
+    running = _event("e2", _t(2, 9), "RUNNING", inputs=["in_b", "in_a"], outputs=[_ds("out_b", "other")])
+    complete = _event("e3", _t(3, 0, 10), "COMPLETE", inputs=["in_c"], outputs=["out_a"])
+
+    run, mismatched = coalesce_run([complete, start, running])
+
+    assert mismatched == []
+    assert run["run_id"] == RUN
+    assert (run["job_namespace"], run["job_name"]) == ("ns", "job")
+    assert run["state"] == "COMPLETE"
+    assert run["started_at"] == _t(1, 23, 50)
+    assert run["ended_at"] == _t(3, 0, 10)
+    assert run["event_count"] == 3
+    # union, unique, sorted by (namespace, name)
+    assert _names(run["inputs"]) == [("ds", "in_a"), ("ds", "in_b"), ("ds", "in_c")]
+    assert _names(run["outputs"]) == [("ds", "out_a"), ("other", "out_b")]
+
+
+def test_no_start_event_started_at_is_the_earliest_event():
+    running = _event("e1", _t(5, 10), "RUNNING")
+    other = _event("e2", _t(5, 8), None)  # eventType absent
+    complete = _event("e3", _t(5, 11), "COMPLETE")
+    run, _ = coalesce_run([running, complete, other])
+    assert run["started_at"] == _t(5, 8)
+    assert run["ended_at"] == _t(5, 11)
+    assert run["event_count"] == 3
+
+
+def test_started_at_is_the_start_event_even_when_another_event_is_earlier():
+    early = _event("e1", _t(5, 7), "RUNNING")
+    start = _event("e2", _t(5, 8), "START")
+    complete = _event("e3", _t(5, 9), "COMPLETE")
+    run, _ = coalesce_run([complete, start, early])
+    assert run["started_at"] == _t(5, 8)
+
+
+def test_no_terminal_event_leaves_state_none():
+    run, mismatched = coalesce_run([_event("e1", _t(1), "START", inputs=["a"]), _event("e2", _t(2), "RUNNING", outputs=["b"])])
+    assert mismatched == []
+    assert run["state"] is None
+    assert run["ended_at"] is None
+    assert _names(run["inputs"]) == [("ds", "a")]
+    assert _names(run["outputs"]) == [("ds", "b")]
+
+
+def test_several_terminal_events_the_last_by_event_time_gives_state_and_ended_at():
+    start = _event("e1", _t(1, 8), "START")
+    complete = _event("e2", _t(1, 9), "COMPLETE")
+    fail = _event("e3", _t(1, 10), "FAIL")
+    abort = _event("e4", _t(1, 9, 30), "ABORT")
+    run, _ = coalesce_run([fail, complete, start, abort])
+    assert run["state"] == "FAIL"
+    assert run["ended_at"] == _t(1, 10)
+
+    run, _ = coalesce_run([start, complete, abort])
+    assert run["state"] == "ABORT"
+    assert run["ended_at"] == _t(1, 9, 30)
+
+
+def test_terminal_order_uses_the_instant_not_the_clock_reading():
+    """10:30+02:00 is 08:30 UTC: earlier than a 09:00 UTC COMPLETE."""
+    plus2 = dt.timezone(dt.timedelta(hours=2))
+    fail = _event("e1", dt.datetime(2024, 3, 1, 10, 30, tzinfo=plus2), "FAIL")
+    complete = _event("e2", _t(1, 9), "COMPLETE")
+    run, _ = coalesce_run([complete, fail])
+    assert run["state"] == "COMPLETE"
+    assert run["ended_at"] == _t(1, 9)
+    assert run["started_at"] == _t(1, 8, 30)
+
+
+# --------------------------------------------------------------------------- facets
+
+
+def test_run_and_job_facets_merge_by_name_last_by_event_time_wins_given_out_of_order():
+    first = _event(
+        "e1", _t(1, 8), "START",
+        run_facets={"nominalTime": {"n": 1}, "spark_version": {"v": "3.5"}},
+        job_facets={"jobType": {"jobType": "DAG"}, "documentation": {"description": "old"}},
+    )
+    second = _event(
+        "e2", _t(1, 9), "RUNNING",
+        run_facets={"nominalTime": {"n": 2}},
+        job_facets={"documentation": {"description": "mid"}},
+    )
+    third = _event(
+        "e3", _t(1, 10), "COMPLETE",
+        run_facets={"errorMessage": {"message": "none"}},
+        job_facets={"documentation": {"description": "new"}, "ownership": {"owners": []}},
+    )
+    run, _ = coalesce_run([third, first, second])
+    assert run["run_facets"] == {"nominalTime": {"n": 2}, "spark_version": {"v": "3.5"}, "errorMessage": {"message": "none"}}
+    assert run["job_facets"] == {
+        "jobType": {"jobType": "DAG"},
+        "documentation": {"description": "new"},
+        "ownership": {"owners": []},
+    }
+
+
+def test_a_later_event_wins_even_when_it_comes_first_in_the_list():
+    late = _event("e1", _t(2), "COMPLETE", run_facets={"f": {"v": "late"}}, job_facets={"g": {"v": "late"}})
+    early = _event("e2", _t(1), "START", run_facets={"f": {"v": "early"}}, job_facets={"g": {"v": "early"}})
+    run, _ = coalesce_run([late, early])
+    assert run["run_facets"] == {"f": {"v": "late"}}
+    assert run["job_facets"] == {"g": {"v": "late"}}
+
+
+def test_dataset_facets_merge_per_dataset_last_by_event_time_wins():
+    start = _event(
+        "e1", _t(1, 8), "START",
+        inputs=[_ds("src", facets={"schema": {"fields": [{"name": "a"}]}, "dataSource": {"name": "pg"}},
+                    io_facets={"dataQualityMetrics": {"rowCount": 1}})],
+        outputs=[_ds("dst", facets={"schema": {"fields": [{"name": "x"}]}}),
+                 _ds("dst2", facets={"schema": {"fields": [{"name": "other"}]}})],
+    )
+    complete = _event(
+        "e2", _t(1, 10), "COMPLETE",
+        inputs=[_ds("src", facets={"schema": {"fields": [{"name": "b"}]}}, io_facets={})],
+        outputs=[_ds("dst", facets={"columnLineage": {"fields": {}}}, io_facets={"outputStatistics": {"rowCount": 7}})],
+    )
+    running = _event(
+        "e3", _t(1, 9), "RUNNING",
+        outputs=[_ds("dst", facets={"schema": {"fields": [{"name": "y"}]}}, io_facets={"outputStatistics": {"rowCount": 3}})],
+    )
+    run, _ = coalesce_run([complete, running, start])
+    inputs = {d["name"]: d for d in run["inputs"]}
+    outputs = {d["name"]: d for d in run["outputs"]}
+    assert inputs["src"]["facets"] == {"schema": {"fields": [{"name": "b"}]}, "dataSource": {"name": "pg"}}
+    assert inputs["src"]["io_facets"] == {"dataQualityMetrics": {"rowCount": 1}}
+    assert outputs["dst"]["facets"] == {"schema": {"fields": [{"name": "y"}]}, "columnLineage": {"fields": {}}}
+    assert outputs["dst"]["io_facets"] == {"outputStatistics": {"rowCount": 7}}
+    # the other dataset's facets are not touched by dst's
+    assert outputs["dst2"]["facets"] == {"schema": {"fields": [{"name": "other"}]}}
+
+
+def test_same_name_in_two_namespaces_are_two_datasets():
+    event = _event(
+        "e1", _t(1), "COMPLETE",
+        inputs=[_ds("t", "a", facets={"f": {"v": 1}}), _ds("t", "b", facets={"f": {"v": 2}})],
+    )
+    run, _ = coalesce_run([event])
+    assert [(d["namespace"], d["name"], d["facets"]) for d in run["inputs"]] == [
+        ("a", "t", {"f": {"v": 1}}),
+        ("b", "t", {"f": {"v": 2}}),
+    ]
+
+
+# --------------------------------------------------------------------------- job mismatch
+
+
+def test_event_naming_another_job_is_mismatched_and_run_keeps_the_earliest_job():
+    start = _event("e1", _t(1, 8), "START", job="first", inputs=["a"])
+    intruder = _event("e2", _t(1, 7), "RUNNING", job="first", job_namespace="other_ns")  # same name, other namespace
+    other = _event("e3", _t(1, 9), "COMPLETE", job="second", outputs=["z"], run_facets={"f": {"v": "other"}})
+    complete = _event("e4", _t(1, 10), "COMPLETE", job="first", outputs=["b"])
+
+    # the earliest event is the intruder (other_ns/first): the run keeps that job
+    run, mismatched = coalesce_run([complete, other, start, intruder])
+    assert (run["job_namespace"], run["job_name"]) == ("other_ns", "first")
+    assert sorted(e["event_id"] for e in mismatched) == ["e1", "e3", "e4"]
+
+    # without it, ns/first is the earliest job; the other job's event is set aside entirely
+    run, mismatched = coalesce_run([complete, other, start])
+    assert (run["job_namespace"], run["job_name"]) == ("ns", "first")
+    assert [e["event_id"] for e in mismatched] == ["e3"]
+    assert mismatched[0] is other
+    assert run["event_count"] == 2
+    assert _names(run["inputs"]) == [("ds", "a")]
+    assert _names(run["outputs"]) == [("ds", "b")]  # z from the mismatched event is not unioned in
+    assert run["run_facets"] == {}  # nor are its facets merged
+    assert run["state"] == "COMPLETE"
+    assert run["ended_at"] == _t(1, 10)
+
+
+def test_mismatched_terminal_event_does_not_end_the_run():
+    start = _event("e1", _t(1, 8), "START", job="first")
+    other = _event("e2", _t(1, 9), "COMPLETE", job="second")
+    run, mismatched = coalesce_run([start, other])
+    assert run["state"] is None
+    assert run["ended_at"] is None
+    assert [e["event_id"] for e in mismatched] == ["e2"]
+
+
+# --------------------------------------------------------------------------- code_version
+
+
+def _code_version(job_facets: dict) -> str | None:
+    run, _ = coalesce_run([_event("e1", _t(1), "COMPLETE", job_facets=job_facets)])
+    return run["code_version"]
+
+
+def test_code_version_prefers_source_code_location_version():
+    facets = {
+        "sourceCodeLocation": {"type": "git", "url": "https://github.com/o/r", "version": "abc123"},
+        "sourceCode": {"language": "python", "sourceCode": "print(1)"},
+    }
+    assert _code_version(facets) == "abc123"
+
+
+def test_code_version_falls_back_to_the_url():
+    facets = {
+        "sourceCodeLocation": {"type": "git", "url": "https://github.com/o/r/blob/main/x.py"},
+        "sourceCode": {"language": "python", "sourceCode": "print(1)"},
+    }
+    assert _code_version(facets) == "https://github.com/o/r/blob/main/x.py"
+
+
+def test_code_version_falls_back_to_sha256_of_the_source_code():
+    code = "SELECT * FROM t -- é"
+    facets = {"sourceCode": {"language": "sql", "sourceCode": code}}
+    assert _code_version(facets) == hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+def test_code_version_is_none_without_code_facets():
+    assert _code_version({}) is None
+    assert _code_version({"documentation": {"description": "d"}}) is None
+
+
+def test_code_version_comes_from_the_merged_job_facets():
+    early = _event("e1", _t(1, 8), "START", job_facets={"sourceCodeLocation": {"type": "git", "url": "u", "version": "v1"}})
+    late = _event("e2", _t(1, 9), "COMPLETE", job_facets={"sourceCodeLocation": {"type": "git", "url": "u", "version": "v2"}})
+    run, _ = coalesce_run([late, early])
+    assert run["code_version"] == "v2"
+
+
+# --------------------------------------------------------------------------- parent / root / streaming
+
+
+def test_parent_and_root_run_ids_from_the_parent_facet():
+    parent = "0d9f4a5e-1111-4c4c-8a8a-000000000001"
+    root = "0d9f4a5e-2222-4c4c-8a8a-000000000002"
+    facets = {
+        "parent": {
+            "run": {"runId": parent},
+            "job": {"namespace": "airflow", "name": "dag.task"},
+            "root": {"run": {"runId": root}, "job": {"namespace": "airflow", "name": "dag"}},
+        }
+    }
+    run, _ = coalesce_run([_event("e1", _t(1), "COMPLETE", run_facets=facets)])
+    assert run["parent_run_id"] == parent
+    assert run["root_run_id"] == root
+
+
+def test_parent_without_root_the_parent_is_the_root():
+    parent = "0d9f4a5e-1111-4c4c-8a8a-000000000001"
+    facets = {"parent": {"run": {"runId": parent}, "job": {"namespace": "airflow", "name": "dag"}}}
+    run, _ = coalesce_run([_event("e1", _t(1), "COMPLETE", run_facets=facets)])
+    assert run["parent_run_id"] == parent
+    assert run["root_run_id"] == parent
+
+
+def test_no_parent_facet_gives_no_parent_or_root():
+    run, _ = coalesce_run([_event("e1", _t(1), "COMPLETE")])
+    assert run["parent_run_id"] is None
+    assert run["root_run_id"] is None
+
+
+def test_streaming_detected_from_job_type_processing_type():
+    streaming = {"jobType": {"processingType": "STREAMING", "integration": "FLINK", "jobType": "JOB"}}
+    batch = {"jobType": {"processingType": "BATCH", "integration": "SPARK", "jobType": "JOB"}}
+    run, _ = coalesce_run([_event("e1", _t(1), "RUNNING", job_facets=streaming)])
+    assert run["streaming"] is True
+    run, _ = coalesce_run([_event("e1", _t(1), "COMPLETE", job_facets=batch)])
+    assert run["streaming"] is False
+    run, _ = coalesce_run([_event("e1", _t(1), "COMPLETE")])
+    assert run["streaming"] is False

@@ -1,0 +1,168 @@
+"""The current lineage graph and its components (DESIGN.md sections 3 and 4, "Current lineage")."""
+
+from __future__ import annotations
+
+import pytest
+
+from lineage_assets.lineage.current import component_ids, current_tables
+from lineage_assets.lineage.graph_checks import component_problems
+from lineage_assets_tests import support
+from lineage_assets_tests.support import run_event
+
+# --------------------------------------------------------------------------- union-find, no Spark
+
+
+def test_component_ids_use_the_smallest_node_id_of_each_component():
+    nodes = ["job:ns:z", "job:ns:m", "job:ns:b"]
+    edges = [("job:ns:z", "dataset:ds:y"), ("job:ns:m", "dataset:ds:y"), ("job:ns:m", "dataset:ds:c")]
+    result = component_ids(nodes, edges)
+    assert result == {
+        "job:ns:z": "dataset:ds:c",
+        "job:ns:m": "dataset:ds:c",
+        "dataset:ds:y": "dataset:ds:c",
+        "dataset:ds:c": "dataset:ds:c",
+        "job:ns:b": "job:ns:b",  # a job with no edges is its own component
+    }
+
+
+def test_component_ids_independent_of_edge_order():
+    edges = [("job:ns:d", "dataset:ds:x"), ("job:ns:c", "dataset:ds:x"), ("job:ns:c", "dataset:ds:a"), ("job:ns:e", "dataset:ds:a")]
+    nodes = ["job:ns:d", "job:ns:c", "job:ns:e"]
+    expected = component_ids(nodes, edges)
+    assert set(expected.values()) == {"dataset:ds:a"}
+    assert component_ids(list(reversed(nodes)), list(reversed(edges))) == expected
+    assert component_ids(nodes, [(b, a) for a, b in edges]) == expected
+
+
+def test_two_components_stay_apart():
+    edges = [("job:ns:A", "dataset:ds:X"), ("job:ns:B", "dataset:ds:Y"), ("job:ns:C", "dataset:ds:Y")]
+    result = component_ids(["job:ns:A", "job:ns:B", "job:ns:C"], edges)
+    assert result["job:ns:A"] == result["dataset:ds:X"] == "dataset:ds:X"
+    assert result["job:ns:B"] == result["job:ns:C"] == result["dataset:ds:Y"] == "dataset:ds:Y"
+
+
+def test_component_ids_on_a_cycle_terminate():
+    edges = [
+        ("job:ns:A", "dataset:ds:a"), ("job:ns:B", "dataset:ds:a"), ("job:ns:B", "dataset:ds:b"),
+        ("job:ns:C", "dataset:ds:b"), ("job:ns:C", "dataset:ds:c"), ("job:ns:A", "dataset:ds:c"),
+        ("job:ns:A", "dataset:ds:a"),  # repeated edge
+    ]
+    result = component_ids(["job:ns:A", "job:ns:B", "job:ns:C"], edges)
+    assert set(result) == {"job:ns:A", "job:ns:B", "job:ns:C", "dataset:ds:a", "dataset:ds:b", "dataset:ds:c"}
+    assert set(result.values()) == {"dataset:ds:a"}
+
+
+def test_component_ids_on_a_long_chain():
+    n = 3000
+    edges = [(f"job:ns:j{i:05d}", f"dataset:ds:d{i:05d}") for i in range(n)]
+    edges += [(f"job:ns:j{i + 1:05d}", f"dataset:ds:d{i:05d}") for i in range(n - 1)]
+    result = component_ids([f"job:ns:j{i:05d}" for i in range(n)], list(reversed(edges)))
+    assert set(result.values()) == {"dataset:ds:d00000"}
+
+
+# --------------------------------------------------------------------------- component_problems
+
+
+def _job(name: str, component: str, ns: str = "ns") -> dict:
+    return {"job_namespace": ns, "job_name": name, "component_id": component}
+
+
+def _edge(job: str, dataset: str, component: str, direction: str = "OUTPUT") -> dict:
+    return {"job_namespace": "ns", "job_name": job, "dataset_namespace": "ds", "dataset_name": dataset,
+            "direction": direction, "component_id": component}
+
+
+def test_component_problems_passes_on_a_consistent_graph():
+    jobs = [_job("A", "dataset:ds:X"), _job("B", "dataset:ds:X"), _job("C", "dataset:ds:Z"), _job("lonely", "job:ns:lonely")]
+    edges = [_edge("A", "X", "dataset:ds:X"), _edge("B", "X", "dataset:ds:X", "INPUT"), _edge("C", "Z", "dataset:ds:Z")]
+    assert component_problems(jobs, edges) == []
+
+
+def test_component_problems_reports_a_wrong_component_id():
+    jobs = [_job("A", "dataset:ds:X"), _job("B", "job:ns:B")]  # B is connected to X: its id should be dataset:ds:X
+    edges = [_edge("A", "X", "dataset:ds:X"), _edge("B", "X", "dataset:ds:X", "INPUT")]
+    problems = component_problems(jobs, edges)
+    assert len(problems) == 1
+    assert "dataset:ds:X" in problems[0] and "job:ns:B" in problems[0]
+
+
+def test_component_problems_reports_a_dataset_with_conflicting_component_ids():
+    jobs = [_job("A", "dataset:ds:X"), _job("B", "dataset:ds:X")]
+    edges = [_edge("A", "X", "dataset:ds:X"), _edge("B", "X", "job:ns:A", "INPUT")]
+    problems = component_problems(jobs, edges)
+    assert problems and "dataset:ds:X" in problems[0]
+
+
+# --------------------------------------------------------------------------- with Spark
+
+
+def _current(spark, events):
+    folded = support.fold_stream(spark, events)
+    jobs_df, lineage_df = current_tables(folded.state.jobs)
+    jobs = [r.asDict() for r in jobs_df.collect()]
+    edges = [r.asDict() for r in lineage_df.collect()]
+    return folded, jobs, edges
+
+
+def _edge_set(edges):
+    return {(e["job_name"], e["direction"], e["dataset_namespace"], e["dataset_name"]) for e in edges}
+
+
+@pytest.fixture(scope="module")
+def moved_output(spark):
+    """A writes X (day 1), B reads X (day 1), A writes Y instead (day 2)."""
+    events = [
+        run_event("2024-03-01T10:00:00Z", "START", "a1", "A"),
+        run_event("2024-03-01T10:05:00Z", "COMPLETE", "a1", "A", outputs=["X"]),
+        run_event("2024-03-01T11:00:00Z", "COMPLETE", "b1", "B", inputs=["X"], outputs=["Z"]),
+        run_event("2024-03-02T10:00:00Z", "START", "a2", "A"),
+        run_event("2024-03-02T10:05:00Z", "COMPLETE", "a2", "A", outputs=["Y"]),
+    ]
+    return _current(spark, events)
+
+
+def test_job_that_moves_its_output_shows_only_the_new_edge(moved_output):
+    _, jobs, edges = moved_output
+    assert _edge_set(edges) == {
+        ("A", "OUTPUT", "ds", "Y"),
+        ("B", "INPUT", "ds", "X"),
+        ("B", "OUTPUT", "ds", "Z"),
+    }
+    by_job = {j["job_name"]: j for j in jobs}
+    assert set(by_job) == {"A", "B"}
+    assert by_job["A"]["latest_run_id"] == support.run_uuid("a2")
+    assert by_job["A"]["latest_state"] == "COMPLETE"
+    # A and B are no longer connected: two components, each named by its smallest node id
+    assert by_job["A"]["component_id"] == "dataset:ds:Y"
+    assert by_job["B"]["component_id"] == "dataset:ds:X"  # 'dataset:ds:X' < 'dataset:ds:Z' < 'job:ns:B'
+    for e in edges:
+        assert e["component_id"] == by_job[e["job_name"]]["component_id"]
+        assert e["version_id"] == by_job[e["job_name"]]["version_id"]
+    assert component_problems(jobs, edges) == []
+
+
+def test_job_that_moves_its_output_has_two_versions(moved_output):
+    folded, jobs, _ = moved_output
+    a_versions = sorted((v for v in folded.job_versions if v["job_name"] == "A"), key=lambda v: v["created_at"])
+    assert [[o["name"] for o in v["outputs"]] for v in a_versions] == [["X"], ["Y"]]
+    current_a = next(j for j in jobs if j["job_name"] == "A")
+    assert current_a["version_id"] == a_versions[-1]["version_id"]
+
+
+def test_cycle_is_one_component_and_the_fold_terminates(spark):
+    events = [
+        run_event("2024-03-01T10:00:00Z", "COMPLETE", "a1", "A", outputs=["a"]),
+        run_event("2024-03-01T11:00:00Z", "COMPLETE", "b1", "B", inputs=["a"], outputs=["b"]),
+        run_event("2024-03-01T12:00:00Z", "COMPLETE", "c1", "C", inputs=["b"], outputs=["c"]),
+        run_event("2024-03-01T13:00:00Z", "COMPLETE", "a2", "A", inputs=["c"], outputs=["a"]),
+    ]
+    folded, jobs, edges = _current(spark, events)
+    assert _edge_set(edges) == {
+        ("A", "INPUT", "ds", "c"), ("A", "OUTPUT", "ds", "a"),
+        ("B", "INPUT", "ds", "a"), ("B", "OUTPUT", "ds", "b"),
+        ("C", "INPUT", "ds", "b"), ("C", "OUTPUT", "ds", "c"),
+    }
+    assert {j["job_name"]: j["component_id"] for j in jobs} == {"A": "dataset:ds:a", "B": "dataset:ds:a", "C": "dataset:ds:a"}
+    assert {e["component_id"] for e in edges} == {"dataset:ds:a"}
+    assert component_problems(jobs, edges) == []
+    assert len([v for v in folded.job_versions if v["job_name"] == "A"]) == 2
