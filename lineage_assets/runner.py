@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import Callable
 
 from dagster import DagsterInstance, build_sensor_context
@@ -63,6 +64,7 @@ def ingest(
             else:
                 label = "snapshot"
             log(f"run {run_request.job_name} [{label}]")
+            began = time.monotonic()
             outcome = defs.resolve_job_def(run_request.job_name).execute_in_process(
                 instance=instance,
                 partition_key=run_request.partition_key,
@@ -71,6 +73,7 @@ def ingest(
                 run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
             )
             report.runs.append((run_request.job_name, label, outcome.success))
+            log(f"  {'ok' if outcome.success else 'FAILED'} in {time.monotonic() - began:.1f}s")
             if not outcome.success:
                 log(f"  FAILED: run {outcome.run_id} (see the Dagster UI for its logs)")
         cursor = result.cursor

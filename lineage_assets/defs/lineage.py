@@ -2,6 +2,8 @@
 
 import datetime as dt
 import time
+from collections import defaultdict
+from contextlib import contextmanager
 
 from dagster import (
     AllPartitionMapping,
@@ -113,6 +115,14 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
         problems: list[str] = []
         key_problems: list[str] = []
         started = time.monotonic()
+        seconds: dict[str, float] = defaultdict(float)
+
+        @contextmanager
+        def step(name: str):
+            began = time.monotonic()
+            yield
+            seconds[name] += time.monotonic() - began
+
         events_root = storage.table_path(wh, storage.EVENTS)
         skipped = 0
         for index, day in enumerate(days, start=1):
@@ -120,38 +130,47 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                 # No events: nothing changes, the state before this day carries on as it is.
                 skipped += 1
                 continue
-            prev_jobs = state_store.load_state(spark, wh, state_store.latest_state_before(spark, wh, day)).jobs
-            tables = _compute_day(spark, wh, day)
-            for name, (column, _schema) in FOLD_TABLES.items():
-                storage.write_day(getattr(tables, name), storage.table_path(wh, name), column, day)
-            state_store.save_state(tables.state, wh, day)
-            rejected_root = storage.table_path(wh, storage.REJECTED_EVENTS)
-            storage.write_table(
-                _mismatch_rejects(tables, day).coalesce(1),
-                f"{rejected_root}/read_date={day}/drop_id={reasons.JOB_MISMATCH}",
-            )
-            written = {
-                name: storage.read_day(spark, schema, storage.table_path(wh, name), column, day)
-                for name, (column, schema) in FOLD_TABLES.items()
-            }
-            day_hashes = {name: fingerprint(df) for name, df in written.items()}
-            hashes[day] = day_hashes
-            recomputed = _fingerprints(_compute_day(spark, wh, day))
+            with step("load_state"):
+                prev_jobs = state_store.load_state(spark, wh, state_store.latest_state_before(spark, wh, day)).jobs
+            with step("plan"):
+                tables = _compute_day(spark, wh, day)
+            with step("write_tables"):
+                for name, (column, _schema) in FOLD_TABLES.items():
+                    storage.write_day(getattr(tables, name), storage.table_path(wh, name), column, day)
+            with step("write_state"):
+                state_store.save_state(tables.state, wh, day)
+                rejected_root = storage.table_path(wh, storage.REJECTED_EVENTS)
+                storage.write_table(
+                    _mismatch_rejects(tables, day).coalesce(1),
+                    f"{rejected_root}/read_date={day}/drop_id={reasons.JOB_MISMATCH}",
+                )
+            with step("hash_written"):
+                written = {
+                    name: storage.read_day(spark, schema, storage.table_path(wh, name), column, day)
+                    for name, (column, schema) in FOLD_TABLES.items()
+                }
+                day_hashes = {name: fingerprint(df) for name, df in written.items()}
+                hashes[day] = day_hashes
+            with step("recompute_check"):
+                recomputed = _fingerprints(_compute_day(spark, wh, day))
             if recomputed != day_hashes:
                 problems.append(f"{day}: written {day_hashes} != recomputed {recomputed}")
             for name, df in written.items():
                 counts[name] += int(day_hashes[name].rsplit("-", 1)[1])
             new_job_versions += int(day_hashes["job_versions"].rsplit("-", 1)[1])
             new_dataset_versions += int(day_hashes["dataset_versions"].rsplit("-", 1)[1])
-            key_problems += _key_problems(day, written, tables)
-            changed = (
-                tables.state.jobs.alias("n")
-                .join(prev_jobs.alias("p"), ["job_namespace", "job_name"], "left")
-                .filter(F.col("p.version_id").isNull() | (F.col("p.version_id") != F.col("n.version_id")))
-                .select(F.concat_ws(":", "job_namespace", "job_name"))
-                .collect()
-            )
+            with step("key_check"):
+                key_problems += _key_problems(day, written, tables)
+            with step("changed_jobs"):
+                changed = (
+                    tables.state.jobs.alias("n")
+                    .join(prev_jobs.alias("p"), ["job_namespace", "job_name"], "left")
+                    .filter(F.col("p.version_id").isNull() | (F.col("p.version_id") != F.col("n.version_id")))
+                    .select(F.concat_ws(":", "job_namespace", "job_name"))
+                    .collect()
+                )
             changed_jobs.update(r[0] for r in changed)
+            context.log.debug(f"lineage_fold seconds by step so far: {dict(seconds)}")
             context.log.info(
                 f"lineage_fold: day {index}/{len(days)} {day} done "
                 f"({time.monotonic() - started:.1f}s elapsed)"
@@ -170,6 +189,7 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
             "dataset_versions_created": new_dataset_versions,
             "jobs_with_changed_lineage": MetadataValue.json(sorted(changed_jobs)[:200]),
             "jobs_with_changed_lineage_count": len(changed_jobs),
+            "seconds_by_step": MetadataValue.json({k: round(v, 2) for k, v in seconds.items()}),
         }
         for name in FOLD_TABLES:
             yield MaterializeResult(

@@ -17,6 +17,7 @@ from lineage_assets.query.models import Edge, LineageGraph, Node
 from lineage_assets.query.node_ids import KINDS, NodeNotFound, NodeRef, candidates
 from lineage_assets.warehouse import snapshots
 
+_NOT_LOADED = "<not loaded>"
 _TRAVERSE = """
 WITH RECURSIVE walk(job_id, hops) AS (
     SELECT job_id, 0 FROM seeds
@@ -37,7 +38,7 @@ class LineageQuery:
     def __init__(self, warehouse: str):
         self.warehouse = str(warehouse)
         self._con = duckdb.connect()
-        self._snapshot: str | None = None
+        self._snapshot: str | None = _NOT_LOADED
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ loading
@@ -136,9 +137,15 @@ class LineageQuery:
 
 
 def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple]) -> LineageGraph:
-    nodes: dict[str, Node] = {}
+    """Build the answer. Nodes are keyed by (type, namespace, name): two datasets whose string ids
+    coincide (namespace 'a', name 'b:c' and namespace 'a:b', name 'c') stay two nodes, both
+    flagged `ambiguousId` in their data."""
+    nodes: dict[tuple, Node] = {}
+    job_keys: dict[str, tuple] = {}
     for job_id, ns, name, version, run_id, state, ended_at, unknown, code, component in job_rows:
-        nodes[job_id] = Node(
+        key = ("JOB", ns, name)
+        job_keys[job_id] = key
+        nodes[key] = Node(
             id=job_id,
             type="JOB",
             data={
@@ -148,10 +155,11 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple]) -> Lin
             },
         )
     for job_id, dataset_id, direction, ns, name, component in edge_rows:
+        key = ("DATASET", ns, name)
         dataset = nodes.setdefault(
-            dataset_id, Node(id=dataset_id, type="DATASET", data={"namespace": ns, "name": name, "componentId": component})
+            key, Node(id=dataset_id, type="DATASET", data={"namespace": ns, "name": name, "componentId": component})
         )
-        job = nodes[job_id]
+        job = nodes[job_keys[job_id]]
         if direction == "INPUT":
             edge = Edge(origin=dataset_id, destination=job_id)
             dataset.outEdges.append(edge)
@@ -160,9 +168,15 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple]) -> Lin
             edge = Edge(origin=job_id, destination=dataset_id)
             job.outEdges.append(edge)
             dataset.inEdges.append(edge)
-    if start.id not in nodes:  # a dataset no current job touches
-        nodes[start.id] = Node(id=start.id, type=KINDS[start.kind], data={"namespace": start.namespace, "name": start.name})
+    start_key = (KINDS[start.kind], start.namespace, start.name)
+    if start_key not in nodes:  # a dataset no current job touches
+        nodes[start_key] = Node(id=start.id, type=KINDS[start.kind], data={"namespace": start.namespace, "name": start.name})
+    by_id: dict[str, int] = {}
     for node in nodes.values():
+        by_id[node.id] = by_id.get(node.id, 0) + 1
+    for node in nodes.values():
+        if by_id[node.id] > 1:
+            node.data["ambiguousId"] = True
         node.inEdges.sort(key=lambda e: (e.origin, e.destination))
         node.outEdges.sort(key=lambda e: (e.origin, e.destination))
-    return LineageGraph(graph=[nodes[k] for k in sorted(nodes)])
+    return LineageGraph(graph=[nodes[k] for k in sorted(nodes, key=lambda k: (nodes[k].id, k))])

@@ -25,8 +25,11 @@ def publish(warehouse: str, table: str, snapshot_id: str) -> None:
     with open(tmp, "w") as handle:
         handle.write(f"snapshot={snapshot_id}\n")
     os.replace(tmp, os.path.join(root, POINTER))
-    snapshots = sorted(d for d in os.listdir(root) if d.startswith("snapshot="))
-    for old in snapshots[:-KEEP]:
+    # Keep the published snapshot and the newest others by modification time (not by name).
+    current = f"snapshot={snapshot_id}"
+    others = [d for d in os.listdir(root) if d.startswith("snapshot=") and d != current]
+    others.sort(key=lambda d: os.path.getmtime(os.path.join(root, d)), reverse=True)
+    for old in others[KEEP - 1:]:
         shutil.rmtree(os.path.join(root, old), ignore_errors=True)
 
 

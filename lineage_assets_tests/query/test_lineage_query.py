@@ -1,0 +1,393 @@
+"""LineageQuery.lineage() over a published current graph (DESIGN.md section 5)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+import lineage_assets
+from lineage_assets import LineageQuery, NodeNotFound
+from lineage_assets.lineage.current import current_tables
+from lineage_assets.warehouse import snapshots, storage
+from lineage_assets_tests import support
+from lineage_assets_tests.support import ds, run_event
+
+AIRFLOW = "airflow://scheduler.example.com:8080"
+POSTGRES = "postgres://db.example.com:5432"
+S3 = "s3://lake.example.com:9000"
+EVIL_JOB = "x'; DROP TABLE edges; --"
+EVIL_DATASET = "100%_sales\"'; DELETE FROM jobs; --"
+
+DAY = "2024-03-01"
+
+
+def _at(hour: int, minute: int = 0) -> str:
+    return f"{DAY}T{hour:02d}:{minute:02d}:00Z"
+
+
+MAIN_EVENTS = [
+    # a chain: raw -> P -> d1 -> Q -> d2 -> R -> d3 -> S
+    run_event(_at(1), "START", "p1", "P", inputs=["raw"]),
+    run_event(_at(1, 5), "COMPLETE", "p1", "P", outputs=["d1"]),
+    run_event(_at(2), "COMPLETE", "q1", "Q", inputs=["d1"], outputs=["d2"]),
+    run_event(_at(3), "COMPLETE", "r1", "R", inputs=["d2"], outputs=["d3"]),
+    run_event(_at(4), "COMPLETE", "s1", "S", inputs=["d3"]),
+    # namespaces with '://' and ports, a dataset name holding ':'
+    run_event(
+        _at(5), "COMPLETE", "load1", "dag.load_orders", job_namespace=AIRFLOW,
+        inputs=[ds("public.orders", POSTGRES)],
+        outputs=[ds("warehouse/orders:clean", S3)],
+    ),
+    # names that would break a query built as text
+    run_event(_at(6), "COMPLETE", "evil1", EVIL_JOB, inputs=[ds(EVIL_DATASET)], outputs=[ds("o'k")]),
+    # two datasets whose string ids are both 'dataset:a:b:c'
+    run_event(_at(7), "COMPLETE", "amb1", "amb", inputs=[ds("b:c", "a"), ds("c", "a:b")]),
+    # a job that moves its output: M writes X, N reads X, M writes Y instead
+    run_event(_at(8), "COMPLETE", "m1", "M", outputs=["X"]),
+    run_event(_at(9), "COMPLETE", "n1", "N", inputs=["X"]),
+    run_event(_at(10), "COMPLETE", "m2", "M", outputs=["Y"]),
+    # a job that never reported inputs or outputs
+    run_event(_at(11), "START", "e1", "Empty"),
+    run_event(_at(11, 30), "FAIL", "e1", "Empty"),
+    # a cycle: C1 reads cy2 and writes cy1, C2 reads cy1 and writes cy2
+    run_event(_at(12), "COMPLETE", "c1", "C1", inputs=["cy2"], outputs=["cy1"]),
+    run_event(_at(13), "COMPLETE", "c2", "C2", inputs=["cy1"], outputs=["cy2"]),
+]
+
+
+def _fanout_events() -> list[dict]:
+    events = [run_event(_at(1), "COMPLETE", "writer", "writer", outputs=["common"])]
+    for i in range(20):
+        events.append(run_event(_at(2, i), "COMPLETE", f"read{i}", f"readJob{i}", inputs=["common"], outputs=[f"out{i}"]))
+        events.append(run_event(_at(3, i), "COMPLETE", f"down{i}", f"downJob{i}", inputs=[f"out{i}"]))
+    return events
+
+
+@pytest.fixture(scope="module")
+def main_graph(spark, tmp_path_factory):
+    folded = support.fold_stream(spark, MAIN_EVENTS)
+    warehouse = tmp_path_factory.mktemp("main_warehouse")
+    support.publish_current(spark, folded.state, str(warehouse))
+    return folded, str(warehouse)
+
+
+@pytest.fixture(scope="module")
+def fanout_graph(spark, tmp_path_factory):
+    folded = support.fold_stream(spark, _fanout_events())
+    warehouse = tmp_path_factory.mktemp("fanout_warehouse")
+    support.publish_current(spark, folded.state, str(warehouse))
+    return folded, str(warehouse)
+
+
+@pytest.fixture
+def query(main_graph):
+    with LineageQuery(main_graph[1]) as q:
+        yield q
+
+
+def _ids(graph) -> set[str]:
+    return {n["id"] for n in graph.model_dump()["graph"]}
+
+
+def _jobs(graph) -> set[str]:
+    return {n["id"] for n in graph.model_dump()["graph"] if n["type"] == "JOB"}
+
+
+def _node(graph, node_id: str) -> dict:
+    return next(n for n in graph.model_dump()["graph"] if n["id"] == node_id)
+
+
+def _edges(node: dict, key: str) -> list[tuple[str, str]]:
+    return [(e["origin"], e["destination"]) for e in node[key]]
+
+
+def _assert_closed(graph) -> None:
+    """Every edge joins two nodes of the answer, and appears on both of its ends."""
+    nodes = {n["id"]: n for n in graph.model_dump()["graph"]}
+    for node in nodes.values():
+        for key, other_key, end in (("inEdges", "outEdges", "origin"), ("outEdges", "inEdges", "destination")):
+            for edge in node[key]:
+                assert node["id"] in (edge["origin"], edge["destination"])
+                assert edge[end] in nodes, (node["id"], edge)
+                assert edge in nodes[edge[end]][other_key]
+
+
+# --------------------------------------------------------------------------- shape and direction
+
+
+def test_response_is_the_reference_server_shape(query, main_graph):
+    folded, _ = main_graph
+    dumped = query.lineage("job:ns:Q", depth=0).model_dump()
+    assert set(dumped) == {"graph"}
+    assert [n["id"] for n in dumped["graph"]] == ["dataset:ds:d1", "dataset:ds:d2", "job:ns:Q"]
+    for node in dumped["graph"]:
+        assert set(node) == {"id", "type", "data", "inEdges", "outEdges"}
+        for edge in node["inEdges"] + node["outEdges"]:
+            assert set(edge) == {"origin", "destination"}
+    job = dumped["graph"][2]
+    assert job["type"] == "JOB"
+    assert job["data"]["namespace"] == "ns" and job["data"]["name"] == "Q"
+    q_version = next(v for v in folded.job_versions if v["job_name"] == "Q")["version_id"]
+    assert job["data"]["currentVersion"] == q_version
+    assert job["data"]["latestRunId"] == support.run_uuid("q1")
+    assert job["data"]["latestRunState"] == "COMPLETE"
+    ended = dt.datetime.fromisoformat(job["data"]["latestRunEndedAt"])
+    assert ended.replace(tzinfo=ended.tzinfo or dt.timezone.utc) == dt.datetime(2024, 3, 1, 2, tzinfo=dt.timezone.utc)
+    assert job["data"]["lineageUnknown"] is False
+    assert job["data"]["componentId"] == "dataset:ds:d1"
+    assert dumped["graph"][0]["type"] == "DATASET"
+    assert dumped["graph"][0]["data"]["namespace"] == "ds" and dumped["graph"][0]["data"]["name"] == "d1"
+    json.dumps(dumped)  # plain JSON, as the server would send it
+
+
+def test_edges_run_dataset_to_job_for_inputs_and_job_to_dataset_for_outputs(query):
+    graph = query.lineage("job:ns:Q", depth=0)
+    q, d1, d2 = _node(graph, "job:ns:Q"), _node(graph, "dataset:ds:d1"), _node(graph, "dataset:ds:d2")
+    assert _edges(q, "inEdges") == [("dataset:ds:d1", "job:ns:Q")]
+    assert _edges(q, "outEdges") == [("job:ns:Q", "dataset:ds:d2")]
+    assert _edges(d1, "outEdges") == [("dataset:ds:d1", "job:ns:Q")]
+    assert _edges(d2, "inEdges") == [("job:ns:Q", "dataset:ds:d2")]
+    _assert_closed(graph)
+
+
+# --------------------------------------------------------------------------- depth
+
+
+def test_depth_zero_from_a_job_gives_the_job_and_its_datasets(query):
+    assert _ids(query.lineage("job:ns:Q", depth=0)) == {"job:ns:Q", "dataset:ds:d1", "dataset:ds:d2"}
+
+
+def test_depth_counts_job_hops(query):
+    one = query.lineage("job:ns:Q", depth=1)
+    assert _jobs(one) == {"job:ns:P", "job:ns:Q", "job:ns:R"}
+    assert _ids(one) - _jobs(one) == {"dataset:ds:raw", "dataset:ds:d1", "dataset:ds:d2", "dataset:ds:d3"}
+    _assert_closed(one)
+    two = query.lineage("job:ns:Q", depth=2)
+    assert _jobs(two) == {"job:ns:P", "job:ns:Q", "job:ns:R", "job:ns:S"}
+    assert _edges(_node(two, "dataset:ds:d3"), "outEdges") == [("dataset:ds:d3", "job:ns:S")]
+    _assert_closed(two)
+
+
+def test_default_depth_covers_the_component_and_nothing_else(query):
+    graph = query.lineage("job:ns:P")
+    assert _ids(graph) == {
+        "job:ns:P", "job:ns:Q", "job:ns:R", "job:ns:S",
+        "dataset:ds:raw", "dataset:ds:d1", "dataset:ds:d2", "dataset:ds:d3",
+    }
+    assert {n["data"]["componentId"] for n in graph.model_dump()["graph"]} == {"dataset:ds:d1"}
+
+
+def test_starting_from_a_dataset(query):
+    zero = query.lineage("dataset:ds:d2", depth=0)
+    assert _jobs(zero) == {"job:ns:Q", "job:ns:R"}
+    assert _ids(zero) - _jobs(zero) == {"dataset:ds:d1", "dataset:ds:d2", "dataset:ds:d3"}
+    d2 = _node(zero, "dataset:ds:d2")
+    assert d2["type"] == "DATASET"
+    assert _edges(d2, "inEdges") == [("job:ns:Q", "dataset:ds:d2")]
+    assert _edges(d2, "outEdges") == [("dataset:ds:d2", "job:ns:R")]
+    assert _jobs(query.lineage("dataset:ds:d2", depth=1)) == {"job:ns:P", "job:ns:Q", "job:ns:R", "job:ns:S"}
+    # a source dataset nobody writes
+    assert _jobs(query.lineage("dataset:ds:raw", depth=0)) == {"job:ns:P"}
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_unknown_node_raises_node_not_found(query):
+    assert lineage_assets.NodeNotFound is NodeNotFound
+    with pytest.raises(NodeNotFound):
+        query.lineage("job:ns:nope")
+    with pytest.raises(NodeNotFound):
+        query.lineage("dataset:ds:nope")
+    with pytest.raises(NodeNotFound):
+        query.lineage("dataset:ns:Q")  # a job's name is not a dataset
+    with pytest.raises(NodeNotFound):
+        query.lineage(node_type="job", namespace="ns", name="nope")
+
+
+@pytest.mark.parametrize("bad", ["", "jobs:ns:Q", "job:ns", "job::Q", "Q"])
+def test_malformed_id_raises_value_error(query, bad):
+    with pytest.raises(ValueError):
+        query.lineage(bad)
+
+
+def test_field_id_is_not_a_lineage_node(query):
+    with pytest.raises(ValueError, match="job or dataset"):
+        query.lineage("datasetField:ds:d1:col")
+
+
+@pytest.mark.parametrize("depth", [-1, -20])
+def test_negative_depth_raises_value_error(query, depth):
+    with pytest.raises(ValueError, match="depth"):
+        query.lineage("job:ns:Q", depth=depth)
+
+
+@pytest.mark.parametrize("depth", [1.5, "2", None, True])
+def test_non_integer_depth_raises_value_error(query, depth):
+    with pytest.raises(ValueError, match="depth"):
+        query.lineage("job:ns:Q", depth=depth)
+
+
+def test_warehouse_without_a_published_graph_knows_no_node(tmp_path):
+    with LineageQuery(str(tmp_path)) as q:
+        with pytest.raises(NodeNotFound):
+            q.lineage("job:ns:Q")
+        with pytest.raises(NodeNotFound):
+            q.lineage(node_type="dataset", namespace=POSTGRES, name="public.orders")
+
+
+# --------------------------------------------------------------------------- namespaces and names
+
+
+def test_namespaces_with_scheme_and_port_through_string_ids(query):
+    job_id = f"job:{AIRFLOW}:dag.load_orders"
+    source_id = f"dataset:{POSTGRES}:public.orders"
+    target_id = f"dataset:{S3}:warehouse/orders:clean"
+    expected = {job_id, source_id, target_id}
+    assert _ids(query.lineage(job_id)) == expected
+    assert _ids(query.lineage(source_id)) == expected
+    assert _ids(query.lineage(target_id)) == expected
+    graph = query.lineage(source_id, depth=0)
+    source = _node(graph, source_id)
+    assert (source["data"]["namespace"], source["data"]["name"]) == (POSTGRES, "public.orders")
+    assert _edges(source, "outEdges") == [(source_id, job_id)]
+    job = _node(graph, job_id)
+    assert (job["data"]["namespace"], job["data"]["name"]) == (AIRFLOW, "dag.load_orders")
+
+
+def test_namespaces_with_scheme_and_port_through_structured_args(query):
+    job_id = f"job:{AIRFLOW}:dag.load_orders"
+    by_job = query.lineage(node_type="job", namespace=AIRFLOW, name="dag.load_orders")
+    by_dataset = query.lineage(node_type="dataset", namespace=POSTGRES, name="public.orders")
+    assert by_job.model_dump() == query.lineage(job_id).model_dump()
+    assert _ids(by_dataset) == _ids(by_job)
+    with pytest.raises(NodeNotFound):
+        query.lineage(node_type="dataset", namespace="postgres://db.example.com", name="5432:public.orders")
+
+
+def test_ambiguous_string_id_asks_for_structured_args(query):
+    with pytest.raises(ValueError, match="ambiguous"):
+        query.lineage("dataset:a:b:c")
+    first = query.lineage(node_type="dataset", namespace="a", name="b:c", depth=0)
+    second = query.lineage(node_type="dataset", namespace="a:b", name="c", depth=0)
+    assert _jobs(first) == _jobs(second) == {"job:ns:amb"}
+
+
+def test_two_datasets_with_the_same_string_id_are_both_in_the_answer(query):
+    """(a, b:c) and (a:b, c) are two datasets: an answer around their reader must not merge them into one."""
+    graph = query.lineage("job:ns:amb", depth=0).model_dump()["graph"]
+    datasets = {(n["data"]["namespace"], n["data"]["name"]) for n in graph if n["type"] == "DATASET"}
+    assert datasets == {("a", "b:c"), ("a:b", "c")}
+
+
+def test_names_with_quotes_semicolons_and_percent_are_plain_values(query):
+    evil_id = f"job:ns:{EVIL_JOB}"
+    graph = query.lineage(evil_id)
+    assert _ids(graph) == {evil_id, f"dataset:ds:{EVIL_DATASET}", "dataset:ds:o'k"}
+    assert _node(graph, evil_id)["data"]["name"] == EVIL_JOB
+    by_dataset = query.lineage(node_type="dataset", namespace="ds", name=EVIL_DATASET)
+    assert _ids(by_dataset) == _ids(graph)
+    assert _ids(query.lineage("dataset:ds:o'k")) == _ids(graph)
+    # '%' and '_' are not wildcards
+    for pattern in ("job:ns:%", "job:ns:_", "dataset:ds:100%", "job:%:Q"):
+        with pytest.raises(NodeNotFound):
+            query.lineage(pattern)
+    # the tables survived: other answers are unchanged
+    assert _ids(query.lineage("job:ns:Q", depth=0)) == {"job:ns:Q", "dataset:ds:d1", "dataset:ds:d2"}
+    with LineageQuery(query.warehouse) as fresh:
+        assert _jobs(fresh.lineage("job:ns:P")) == {"job:ns:P", "job:ns:Q", "job:ns:R", "job:ns:S"}
+
+
+def test_current_graph_comes_from_the_latest_runs_only(query):
+    """M wrote X, N reads X, then M wrote Y instead: the answer shows M->Y only, and X->N apart."""
+    assert _ids(query.lineage("job:ns:M")) == {"job:ns:M", "dataset:ds:Y"}
+    assert _ids(query.lineage("dataset:ds:X")) == {"job:ns:N", "dataset:ds:X"}
+    assert _node(query.lineage("job:ns:N"), "job:ns:N")["data"]["componentId"] == "dataset:ds:X"
+    assert _node(query.lineage("job:ns:M"), "job:ns:M")["data"]["componentId"] == "dataset:ds:Y"
+
+
+def test_a_cycle_is_walked_once_and_ends(query):
+    expected = {"job:ns:C1", "job:ns:C2", "dataset:ds:cy1", "dataset:ds:cy2"}
+    for depth in (1, 20, 500):
+        graph = query.lineage("job:ns:C1", depth=depth)
+        assert _ids(graph) == expected
+        _assert_closed(graph)
+    c1 = _node(query.lineage("dataset:ds:cy1"), "job:ns:C1")
+    assert _edges(c1, "inEdges") == [("dataset:ds:cy2", "job:ns:C1")]
+    assert _edges(c1, "outEdges") == [("job:ns:C1", "dataset:ds:cy1")]
+
+
+def test_job_without_lineage_is_a_lone_node(query):
+    graph = query.lineage("job:ns:Empty").model_dump()["graph"]
+    assert len(graph) == 1
+    node = graph[0]
+    assert node["id"] == "job:ns:Empty" and node["type"] == "JOB"
+    assert node["inEdges"] == [] and node["outEdges"] == []
+    assert node["data"]["lineageUnknown"] is True
+    assert node["data"]["latestRunState"] == "FAIL"
+    assert node["data"]["componentId"] == "job:ns:Empty"
+
+
+# --------------------------------------------------------------------------- fan-out
+
+
+def test_fan_out_depth_two_from_one_reader(fanout_graph):
+    _, warehouse = fanout_graph
+    with LineageQuery(warehouse) as q:
+        graph = q.lineage("job:ns:readJob0", depth=2)
+        jobs = _jobs(graph)
+        assert len(jobs) == 41
+        assert jobs == (
+            {"job:ns:writer"}
+            | {f"job:ns:readJob{i}" for i in range(20)}
+            | {f"job:ns:downJob{i}" for i in range(20)}
+        )
+        assert len(_ids(graph) - jobs) == 21  # common + out0..out19
+        _assert_closed(graph)
+        common = _node(graph, "dataset:ds:common")
+        assert len(common["outEdges"]) == 20 and _edges(common, "inEdges") == [("job:ns:writer", "dataset:ds:common")]
+
+        one = _jobs(q.lineage("job:ns:readJob0", depth=1))
+        assert one == {"job:ns:writer", "job:ns:downJob0"} | {f"job:ns:readJob{i}" for i in range(20)}
+        assert _jobs(q.lineage("job:ns:downJob7", depth=1)) == {"job:ns:downJob7", "job:ns:readJob7"}
+        assert len(_jobs(q.lineage("job:ns:writer"))) == 41
+        assert len(_jobs(q.lineage("dataset:ds:common", depth=0))) == 21
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+def test_answers_come_from_the_published_snapshot_until_the_next_is_published(spark, main_graph, fanout_graph, tmp_path):
+    main_state, fanout_state = main_graph[0].state, fanout_graph[0].state
+    warehouse = str(tmp_path)
+    support.publish_current(spark, main_state, warehouse, snapshot_id="0001")
+    q = LineageQuery(warehouse)
+    before = q.lineage("job:ns:Q", depth=1).model_dump()
+    assert _jobs(q.lineage("job:ns:Q", depth=1)) == {"job:ns:P", "job:ns:Q", "job:ns:R"}
+
+    # the next snapshot is written, but not yet published
+    jobs, lineage = current_tables(fanout_state.jobs)
+    for name, df in (("current_jobs", jobs), ("current_lineage", lineage)):
+        storage.write_table(df.coalesce(1), snapshots.snapshot_dir(warehouse, name, "0002"))
+
+    assert q.lineage("job:ns:Q", depth=1).model_dump() == before
+    with LineageQuery(warehouse) as other:
+        assert other.lineage("job:ns:Q", depth=1).model_dump() == before
+        with pytest.raises(NodeNotFound):
+            other.lineage("job:ns:readJob0")
+    with pytest.raises(NodeNotFound):
+        q.lineage("job:ns:readJob0")
+
+    for name in ("current_jobs", "current_lineage"):
+        snapshots.publish(warehouse, name, "0002")
+
+    assert len(_jobs(q.lineage("job:ns:readJob0", depth=2))) == 41
+    with pytest.raises(NodeNotFound):
+        q.lineage("job:ns:Q")
+    with LineageQuery(warehouse) as other:
+        assert len(_jobs(other.lineage("job:ns:readJob0", depth=2))) == 41
+        with pytest.raises(NodeNotFound):
+            other.lineage("job:ns:Q")
+    q.close()
