@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from lineage_assets.defs.intake import _markdown_table
 from lineage_assets.defs.resources import LineagePaths
 from lineage_assets.intake import reasons
-from lineage_assets.intake.spark_intake import fingerprint
+from lineage_assets.intake.spark_intake import fingerprints
 from lineage_assets.lineage import state_store
 from lineage_assets.lineage.current import current_tables
 from lineage_assets.lineage.graph_checks import component_problems
@@ -76,7 +76,7 @@ def _mismatch_rejects(tables: DayTables, day: str):
 
 
 def _fingerprints(tables: DayTables) -> dict[str, str]:
-    return {name: fingerprint(getattr(tables, name)) for name in FOLD_TABLES}
+    return fingerprints({name: getattr(tables, name) for name in FOLD_TABLES})
 
 
 def build_lineage_assets(daily: DailyPartitionsDefinition):
@@ -149,10 +149,13 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                     name: storage.read_day(spark, schema, storage.table_path(wh, name), column, day)
                     for name, (column, schema) in FOLD_TABLES.items()
                 }
-                day_hashes = {name: fingerprint(df) for name, df in written.items()}
+                day_hashes = fingerprints(written)
                 hashes[day] = day_hashes
             with step("recompute_check"):
-                recomputed = _fingerprints(_compute_day(spark, wh, day))
+                tables.release()
+                again = _compute_day(spark, wh, day)
+                recomputed = _fingerprints(again)
+                again.release()
             if recomputed != day_hashes:
                 problems.append(f"{day}: written {day_hashes} != recomputed {recomputed}")
             for name, df in written.items():
@@ -272,22 +275,23 @@ def _key_problems(day: str, written: dict, tables: DayTables) -> list[str]:
     """Unique keys; every job version and output version that run_lineage names exists.
 
     Job versions are checked against the ids the fold state says were ever written (compact,
-    no scan of history); output versions against the day's dataset_versions.
+    no scan of history); output versions against the day's dataset_versions. One Spark job.
     """
-    problems = []
-    for name, key in (("runs", ["run_id"]), ("job_versions", ["version_id"]), ("dataset_versions", ["version_id"]), ("run_lineage", ["run_id"])):
-        dup = written[name].groupBy(*key).count().filter("count > 1").count()
-        if dup:
-            problems.append(f"{day}: {name} has {dup} duplicated key(s) {key}")
+    keys = {"runs": "run_id", "job_versions": "version_id", "dataset_versions": "version_id", "run_lineage": "run_id"}
+    duplicated = None
+    for name, key in keys.items():
+        part = written[name].groupBy(key).count().filter("count > 1").select(F.lit(f"{name} has a duplicated {key}").alias("problem"))
+        duplicated = part if duplicated is None else duplicated.unionByName(part)
     lineage = written["run_lineage"]
     known = tables.state.jobs.select(F.explode("known_versions").alias("job_version_id")).unionByName(
         written["job_versions"].select(F.col("version_id").alias("job_version_id"))
     )
-    missing = lineage.join(known, "job_version_id", "left_anti").count()
-    if missing:
-        problems.append(f"{day}: {missing} run(s) name a job version that job_versions does not hold")
+    missing_jobs = lineage.join(known, "job_version_id", "left_anti").select(
+        F.lit("a run names a job version that job_versions does not hold").alias("problem")
+    )
     outputs = lineage.select(F.explode("output_versions").alias("o")).select("o.version_id")
-    missing_out = outputs.join(written["dataset_versions"].select("version_id"), "version_id", "left_anti").count()
-    if missing_out:
-        problems.append(f"{day}: {missing_out} output version(s) missing from dataset_versions")
-    return problems
+    missing_out = outputs.join(written["dataset_versions"].select("version_id"), "version_id", "left_anti").select(
+        F.lit("an output version is missing from dataset_versions").alias("problem")
+    )
+    rows = duplicated.unionByName(missing_jobs).unionByName(missing_out).groupBy("problem").count().collect()
+    return [f"{day}: {r['problem']} ({r['count']})" for r in rows]

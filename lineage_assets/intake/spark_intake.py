@@ -93,6 +93,20 @@ def consolidate_day(landed: DataFrame) -> DataFrame:
     return firsts.select(*[c.name for c in schemas.EVENTS.fields]).orderBy("event_time", "event_id")
 
 
+def fingerprints(frames: dict[str, DataFrame]) -> dict[str, str]:
+    """fingerprint() of several DataFrames in one Spark job."""
+    parts = []
+    for name, df in frames.items():
+        cols = sorted(df.columns)
+        parts.append(df.select(F.lit(name).alias("_t"), F.xxhash64(*[F.col(c) for c in cols]).cast("decimal(38,0)").alias("_h")))
+    union = parts[0]
+    for part in parts[1:]:
+        union = union.unionByName(part)
+    rows = union.groupBy("_t").agg(F.sum("_h"), F.count(F.lit(1))).collect()
+    found = {r[0]: f"{int(r[1]) % (1 << 64):016x}-{r[2]}" for r in rows}
+    return {name: found.get(name, f"{0:016x}-0") for name in frames}
+
+
 def fingerprint(df: DataFrame, exclude: tuple[str, ...] = ()) -> str:
     """Order-independent content hash of a DataFrame (sum of per-row 64-bit hashes, as hex)."""
     cols = [c for c in sorted(df.columns) if c not in exclude]

@@ -131,6 +131,12 @@ class DayTables:
     run_lineage: DataFrame
     job_mismatch: DataFrame  # events rejected as job_mismatch (EVENTS columns + reason)
     state: FoldState
+    cached: list[DataFrame] = None  # type: ignore[assignment]
+
+    def release(self) -> None:
+        """Drop the day's cached intermediates (so a recomputation really recomputes)."""
+        for df in self.cached or []:
+            df.unpersist()
 
 
 # --------------------------------------------------------------------------- Python per group
@@ -254,7 +260,7 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
     coalesced = run_events.groupBy("run_id").applyInArrow(_coalesce_groups, COALESCED).cache()
     mismatched_ids = coalesced.select(F.explode("mismatched_event_ids").alias("event_id"))
     job_mismatch = run_events.join(mismatched_ids, "event_id", "left_semi")
-    terminal = coalesced.filter("state is not null")
+    terminal = coalesced.filter("state is not null").cache()
     open_ids = coalesced.filter("state is null").select("run_id")
     open_events = run_events.join(open_ids, "run_id", "left_semi").join(mismatched_ids, "event_id", "left_anti")
 
@@ -331,6 +337,7 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
         _facet("dataset_facets", "$.lifecycleStateChange.lifecycleStateChange").alias("lifecycle_state"),
         F.lit(None).cast("long").alias("row_count"),
     )
+    run_versions = run_versions.cache()
     dataset_versions = run_versions.unionByName(dataset_events).withColumn("created_date", day_lit)
 
     # ---- input resolution
@@ -415,7 +422,8 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
         .filter("_n = 1").drop("_n")
     )
     state = FoldState(open_events.select(*schemas.EVENTS.fieldNames()), state_rows, datasets_state, storage_state)
-    return DayTables(runs, job_versions, dataset_versions, run_lineage, job_mismatch, state)
+    return DayTables(runs, job_versions, dataset_versions, run_lineage, job_mismatch, state,
+                     [coalesced, terminal, folded, run_versions])
 
 
 JOB_VERSIONS_JSON = T.StructType(
