@@ -57,12 +57,12 @@ class LineageQuery:
             con.execute(
                 "CREATE OR REPLACE TABLE edges AS SELECT 'job:' || job_namespace || ':' || job_name AS job_id, "
                 "'dataset:' || dataset_namespace || ':' || dataset_name AS dataset_id, job_namespace, job_name, "
-                "dataset_namespace, dataset_name, direction, component_id FROM read_parquet(?)",
+                "dataset_namespace, dataset_name, direction, component_id FROM read_parquet(?, hive_partitioning = false)",
                 [os.path.join(current, "*.parquet")],
             )
             con.execute(
                 "CREATE OR REPLACE TABLE jobs AS SELECT 'job:' || job_namespace || ':' || job_name AS job_id, * "
-                "FROM read_parquet(?)",
+                "FROM read_parquet(?, hive_partitioning = false)",
                 [os.path.join(jobs_dir, "*.parquet")],
             )
         self._snapshot = current
