@@ -81,7 +81,19 @@ def main(argv: list[str] | None = None) -> int:
                 "where event_kind = 'RUN' group by all order by 1, 2"
             )
         )
-        print("next: `make dev` and open http://127.0.0.1:3000 to see these runs, partitions and checks")
+        from lineage_assets import LineageQuery, NodeNotFound
+
+        start = "job:spark-prod:orders_enrich"
+        print(f"\nsample lineage query: LineageQuery(warehouse).lineage({start!r}, depth=1)")
+        try:
+            with LineageQuery(settings.warehouse) as query:
+                graph = query.lineage(start, depth=1)
+            for node in graph.graph:
+                ins = ", ".join(e.origin for e in node.inEdges) or "-"
+                print(f"  {node.type:<8} {node.id}   <- {ins}")
+        except NodeNotFound as exc:
+            print(f"  (no answer: {exc})")
+        print("\nnext: `make dev` and open http://127.0.0.1:3000 to see these runs, partitions and checks")
         return code
     if args.command == "summary":
         from lineage_assets.warehouse.summary import format_summary

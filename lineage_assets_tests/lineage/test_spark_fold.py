@@ -72,6 +72,10 @@ def stream() -> list[dict]:
     ev += [run_event(t(D1, "23:00"), "START", "long", "longjob", ["shared"]), run_event(t(D2, "12:00"), "RUNNING", "long", "longjob", ["other"], ["long_a"]),
            run_event(t(D3, "01:00"), "COMPLETE", "long", "longjob", [], ["long_b"])]
     ev += [run_event(t(D2, "01:00"), "START", "w4", "writer"), run_event(t(D2, "01:30"), "COMPLETE", "w4", "writer", [], ["shared"])]
+    # 12. the same run sent twice: its COMPLETE again, a minute later, with the same inputs/outputs
+    ev += [run_event(t(D1, "12:00"), "START", "twice", "twicejob", ["tw_in"]),
+           run_event(t(D1, "12:05"), "COMPLETE", "twice", "twicejob", ["tw_in"], ["tw_out"]),
+           run_event(t(D1, "12:06"), "COMPLETE", "twice", "twicejob", ["tw_in"], ["tw_out"])]
     return ev
 
 
@@ -177,3 +181,10 @@ def test_ids_follow_the_design_formulas(folded):
             "lineage_unknown": version["lineage_unknown"],
         }
         assert version["version_id"] == content_uuid(content)
+
+
+def test_the_same_run_sent_twice_gives_one_run_one_version_one_output_version(folded):
+    runs = [r for r in folded.runs if r["run_id"] == run_uuid("twice")]
+    assert len(runs) == 1 and runs[0]["ended_at"] == dt.datetime(2024, 3, 1, 12, 6) and runs[0]["event_count"] == 3
+    assert len([v for v in folded.job_versions if v["job_name"] == "twicejob"]) == 1
+    assert [v["version_id"] for v in folded.dataset_versions if v["name"] == "tw_out"] == [version_of("tw_out", "twice")]
