@@ -26,83 +26,37 @@ from lineage_assets.warehouse import schemas
 NAME_PAIR = T.StructType([T.StructField("namespace", T.StringType()), T.StructField("name", T.StringType())])
 VERSIONED = T.StructType([*NAME_PAIR.fields, T.StructField("version_id", T.StringType())])
 
-COALESCED = T.StructType(
-    [
-        T.StructField("run_id", T.StringType()),
-        T.StructField("job_namespace", T.StringType()),
-        T.StructField("job_name", T.StringType()),
-        T.StructField("state", T.StringType()),
-        T.StructField("started_at", T.TimestampType()),
-        T.StructField("ended_at", T.TimestampType()),
-        T.StructField("inputs", T.ArrayType(schemas.IO_DATASET)),
-        T.StructField("outputs", T.ArrayType(schemas.IO_DATASET)),
-        T.StructField("run_facets", T.StringType()),
-        T.StructField("job_facets", T.StringType()),
-        T.StructField("code_version", T.StringType()),
-        T.StructField("parent_run_id", T.StringType()),
-        T.StructField("root_run_id", T.StringType()),
-        T.StructField("event_count", T.IntegerType()),
-        T.StructField("streaming", T.BooleanType()),
-        T.StructField("mismatched_event_ids", T.ArrayType(T.StringType())),
-    ]
+COALESCED = schemas.schema(
+    "run_id string, job_namespace string, job_name string, state string, started_at timestamp, ended_at timestamp, "
+    "inputs array<IO_DATASET>, outputs array<IO_DATASET>, run_facets string, job_facets string, code_version string, "
+    "parent_run_id string, root_run_id string, event_count int, streaming boolean, mismatched_event_ids array<string>",
+    IO_DATASET=schemas.IO_DATASET,
 )
 
-JOB_STATE = T.StructType(
-    [
-        T.StructField("job_namespace", T.StringType()),
-        T.StructField("job_name", T.StringType()),
-        T.StructField("version_id", T.StringType()),
-        T.StructField("inputs", T.ArrayType(NAME_PAIR)),
-        T.StructField("outputs", T.ArrayType(NAME_PAIR)),
-        T.StructField("code_version", T.StringType()),
-        T.StructField("lineage_unknown", T.BooleanType()),
-        T.StructField("known_versions", T.ArrayType(T.StringType())),
-        T.StructField("latest_run_id", T.StringType()),
-        T.StructField("latest_state", T.StringType()),
-        T.StructField("latest_ended_at", T.TimestampType()),
-    ]
+JOB_STATE = schemas.schema(
+    "job_namespace string, job_name string, version_id string, inputs array<NAME_PAIR>, outputs array<NAME_PAIR>, "
+    "code_version string, lineage_unknown boolean, known_versions array<string>, latest_run_id string, latest_state string, "
+    "latest_ended_at timestamp",
+    NAME_PAIR=NAME_PAIR,
 )
 DATASET_STATE = T.StructType(
     [*NAME_PAIR.fields, T.StructField("version_id", T.StringType()), T.StructField("created_at", T.TimestampType()),
      T.StructField("storage_version", T.StringType())]
 )
 
-FOLD_INPUT = T.StructType(
-    [
-        T.StructField("job_namespace", T.StringType()),
-        T.StructField("job_name", T.StringType()),
-        T.StructField("state_json", T.StringType()),
-        T.StructField("run_id", T.StringType()),
-        T.StructField("ended_at", T.TimestampType()),
-        T.StructField("state", T.StringType()),
-        T.StructField("inputs", T.ArrayType(NAME_PAIR)),
-        T.StructField("outputs", T.ArrayType(NAME_PAIR)),
-        T.StructField("code_version", T.StringType()),
-    ]
+FOLD_INPUT = schemas.schema(
+    "job_namespace string, job_name string, state_json string, run_id string, ended_at timestamp, state string, "
+    "inputs array<NAME_PAIR>, outputs array<NAME_PAIR>, code_version string",
+    NAME_PAIR=NAME_PAIR,
 )
-FOLD_OUTPUT = T.StructType(
-    [
-        T.StructField("kind", T.StringType()),  # version | assign | state
-        T.StructField("job_namespace", T.StringType()),
-        T.StructField("job_name", T.StringType()),
-        T.StructField("run_id", T.StringType()),
-        T.StructField("version_id", T.StringType()),
-        T.StructField("payload", T.StringType()),
-    ]
+FOLD_OUTPUT = schemas.schema(
+    "kind string, job_namespace string, job_name string, run_id string, version_id string, payload string",
 )
 
-JOB_VERSIONS = T.StructType(
-    [
-        T.StructField("job_namespace", T.StringType()),
-        T.StructField("job_name", T.StringType()),
-        T.StructField("version_id", T.StringType()),
-        T.StructField("inputs", T.ArrayType(NAME_PAIR)),
-        T.StructField("outputs", T.ArrayType(NAME_PAIR)),
-        T.StructField("code_version", T.StringType()),
-        T.StructField("lineage_unknown", T.BooleanType()),
-        T.StructField("created_by_run_id", T.StringType()),
-        T.StructField("created_at", T.TimestampType()),
-    ]
+JOB_VERSIONS = schemas.schema(
+    "job_namespace string, job_name string, version_id string, inputs array<NAME_PAIR>, outputs array<NAME_PAIR>, "
+    "code_version string, lineage_unknown boolean, created_by_run_id string, created_at timestamp",
+    NAME_PAIR=NAME_PAIR,
 )
 
 
@@ -426,18 +380,9 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
                      [coalesced, terminal, folded, run_versions])
 
 
-JOB_VERSIONS_JSON = T.StructType(
-    [
-        T.StructField("job_namespace", T.StringType()),
-        T.StructField("job_name", T.StringType()),
-        T.StructField("version_id", T.StringType()),
-        T.StructField("inputs", T.ArrayType(T.ArrayType(T.StringType()))),
-        T.StructField("outputs", T.ArrayType(T.ArrayType(T.StringType()))),
-        T.StructField("code_version", T.StringType()),
-        T.StructField("lineage_unknown", T.BooleanType()),
-        T.StructField("created_by_run_id", T.StringType()),
-        T.StructField("created_at", T.StringType()),
-    ]
+JOB_VERSIONS_JSON = schemas.schema(
+    "job_namespace string, job_name string, version_id string, inputs array<array<string>>, outputs array<array<string>>, "
+    "code_version string, lineage_unknown boolean, created_by_run_id string, created_at string",
 )
 STATE_JSON = T.StructType(
     [
@@ -468,35 +413,13 @@ RUNS_TABLE = T.StructType(
     + [T.StructField("end_date", T.DateType())]
 )
 JOB_VERSIONS_TABLE = T.StructType([*JOB_VERSIONS.fields, T.StructField("created_date", T.DateType())])
-DATASET_VERSIONS_TABLE = T.StructType(
-    [
-        T.StructField("version_id", T.StringType()),
-        T.StructField("namespace", T.StringType()),
-        T.StructField("name", T.StringType()),
-        T.StructField("run_id", T.StringType()),
-        T.StructField("run_state", T.StringType()),
-        T.StructField("job_namespace", T.StringType()),
-        T.StructField("job_name", T.StringType()),
-        T.StructField("job_version_id", T.StringType()),
-        T.StructField("created_at", T.TimestampType()),
-        T.StructField("storage_version", T.StringType()),
-        T.StructField("fields", T.StringType()),
-        T.StructField("lifecycle_state", T.StringType()),
-        T.StructField("row_count", T.LongType()),
-        T.StructField("created_date", T.DateType()),
-    ]
+DATASET_VERSIONS_TABLE = schemas.schema(
+    "version_id string, namespace string, name string, run_id string, run_state string, job_namespace string, "
+    "job_name string, job_version_id string, created_at timestamp, storage_version string, fields string, "
+    "lifecycle_state string, row_count long, created_date date",
 )
-RUN_LINEAGE_TABLE = T.StructType(
-    [
-        T.StructField("run_id", T.StringType()),
-        T.StructField("job_namespace", T.StringType()),
-        T.StructField("job_name", T.StringType()),
-        T.StructField("job_version_id", T.StringType()),
-        T.StructField("state", T.StringType()),
-        T.StructField("started_at", T.TimestampType()),
-        T.StructField("ended_at", T.TimestampType()),
-        T.StructField("input_versions", T.ArrayType(VERSIONED)),
-        T.StructField("output_versions", T.ArrayType(VERSIONED)),
-        T.StructField("end_date", T.DateType()),
-    ]
+RUN_LINEAGE_TABLE = schemas.schema(
+    "run_id string, job_namespace string, job_name string, job_version_id string, state string, started_at timestamp, "
+    "ended_at timestamp, input_versions array<VERSIONED>, output_versions array<VERSIONED>, end_date date",
+    VERSIONED=VERSIONED,
 )

@@ -5,6 +5,36 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql import types as T
 
+_SIMPLE = {
+    "string": T.StringType(),
+    "timestamp": T.TimestampType(),
+    "date": T.DateType(),
+    "int": T.IntegerType(),
+    "long": T.LongType(),
+    "boolean": T.BooleanType(),
+}
+
+
+def _type(name: str, named: dict[str, T.DataType]) -> T.DataType:
+    if name.startswith("array<") and name.endswith(">"):
+        return T.ArrayType(_type(name[len("array<") : -1], named))
+    if name in _SIMPLE:
+        return _SIMPLE[name]
+    return named[name]
+
+
+def schema(spec: str, **named: T.DataType) -> T.StructType:
+    """A StructType from 'name type, name type, ...' without a JVM (usable at import time).
+
+    Types: string, timestamp, date, int, long, boolean, array<...>, or a keyword argument's name.
+    """
+    fields = []
+    for item in spec.split(","):
+        name, type_name = item.split()
+        fields.append(T.StructField(name, _type(type_name, named)))
+    return T.StructType(fields)
+
+
 IO_DATASET = T.StructType(
     [
         T.StructField("namespace", T.StringType()),
