@@ -24,6 +24,7 @@ from dagster import (
 from dagster_pyspark import LazyPySparkResource
 from pyspark.sql import functions as F
 
+from lineage_assets.defs.metadata import markdown_table
 from lineage_assets.defs.resources import LineagePaths
 from lineage_assets.intake.drop_folder import drop_id, file_sha256
 from lineage_assets.intake.spark_intake import consolidate_day, fingerprint, read_drop, stage_drop
@@ -38,16 +39,6 @@ def split_drop_key(key: str) -> tuple[str, str]:
     if not sep:
         raise Failure(f"drop partition key {key!r} is not of the form <path>@<sha256 prefix>")
     return relpath, sha_prefix
-
-
-def _markdown_table(rows: list[dict]) -> str:
-    if not rows:
-        return "_no rows_"
-    cols = list(rows[0])
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in rows:
-        lines.append("| " + " | ".join(str(row[c]).replace("|", "\\|")[:80] for c in cols) + " |")
-    return "\n".join(lines)
 
 
 def build_intake_assets(drops: DynamicPartitionsDefinition, daily: DailyPartitionsDefinition):
@@ -177,7 +168,7 @@ def build_intake_assets(drops: DynamicPartitionsDefinition, daily: DailyPartitio
             metadata={
                 "rejected": rejected,
                 "rejected_by_reason": MetadataValue.json(by_reason),
-                "preview": MetadataValue.md(_markdown_table(preview)),
+                "preview": MetadataValue.md(markdown_table(preview)),
             },
         )
         balanced = read_count == accepted + rejected + duplicates

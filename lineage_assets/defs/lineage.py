@@ -21,7 +21,7 @@ from dagster import (
 from dagster_pyspark import LazyPySparkResource
 from pyspark.sql import functions as F
 
-from lineage_assets.defs.intake import _markdown_table
+from lineage_assets.defs.metadata import markdown_table
 from lineage_assets.defs.resources import LineagePaths
 from lineage_assets.intake import reasons
 from lineage_assets.intake.spark_intake import fingerprints
@@ -184,7 +184,7 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
             .select("job_name", "state", "ended_at", F.size("input_versions").alias("inputs"), F.size("output_versions").alias("outputs"))
             .orderBy("ended_at").limit(10).collect()
         )
-        preview = _markdown_table([r.asDict() for r in preview_rows])
+        preview = markdown_table([r.asDict() for r in preview_rows])
         common = {
             "days": len(days),
             "days_without_events": skipped,
@@ -258,7 +258,7 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
             asset_key="current_lineage",
             metadata={
                 "rows": len(edge_rows), "snapshot": snapshot_id,
-                "preview": MetadataValue.md(_markdown_table([
+                "preview": MetadataValue.md(markdown_table([
                     {k: r[k] for k in ("job_name", "direction", "dataset_namespace", "dataset_name")} for r in edge_rows[:10]
                 ])),
             },

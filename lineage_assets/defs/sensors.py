@@ -23,7 +23,7 @@ from dagster import (
 )
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
-from lineage_assets.defs.partitions import DROPS
+from lineage_assets.defs.partitions import DROPS, drop_partitions
 from lineage_assets.defs.resources import LineagePaths
 from lineage_assets.intake.drop_folder import scan_drop_folder
 
@@ -163,8 +163,6 @@ def _snapshot_request(instance) -> RunRequest | None:
 
 
 def _add_drops(keys: list[str]):
-    from lineage_assets.defs.partitions import drop_partitions
-
     return drop_partitions().build_add_request(keys)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -45,7 +45,7 @@ class StagedDrop:
     events: DataFrame  # new accepted events, LANDED_EVENTS columns
     rejected: DataFrame  # new rejected records, REJECTED_EVENTS columns
     duplicate_events: DataFrame  # accepted records already known (in this drop or elsewhere)
-    duplicate_rejects: DataFrame = field(default=None)  # type: ignore[assignment]
+    duplicate_rejects: DataFrame  # rejected records already stored from an earlier read of the file
 
 
 def first_per_event(accepted: DataFrame) -> DataFrame:

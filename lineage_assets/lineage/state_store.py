@@ -6,6 +6,7 @@ import datetime as dt
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from lineage_assets.lineage.spark_fold import DATASET_STATE, DATASET_VERSIONS_TABLE, JOB_STATE, FoldState
 from lineage_assets.warehouse import schemas, storage
@@ -37,15 +38,12 @@ def load_state(spark: SparkSession, warehouse: str, state_day: str | None) -> Fo
     frames = {}
     for part, schema in PARTS.items():
         root = _root(warehouse, part)
-        full = schema if part != "open_events" else schema
-        df = storage.read_existing(spark, _with_state_date(full), [f"{root}/state_date={state_day}"], root)
+        df = storage.read_existing(spark, _with_state_date(schema), [f"{root}/state_date={state_day}"], root)
         frames[part] = df.drop("state_date")
     return FoldState(**frames)
 
 
-def _with_state_date(schema):
-    from pyspark.sql import types as T
-
+def _with_state_date(schema: T.StructType) -> T.StructType:
     fields = [f for f in schema.fields if f.name != "state_date"]
     return T.StructType([*fields, T.StructField("state_date", T.DateType())])
 
