@@ -32,7 +32,7 @@ test: check-java $(STAMP)
 dev: check-java $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -w workspace.yaml
 
-validate: $(STAMP)
+validate: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster definitions validate -w workspace.yaml
 
 clean:
