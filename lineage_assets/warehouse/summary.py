@@ -6,7 +6,10 @@ import os
 
 import duckdb
 
-TABLES = ("events", "rejected_events", "landed_events")
+from lineage_assets.warehouse import snapshots
+
+TABLES = ("events", "rejected_events", "landed_events", "runs", "job_versions", "dataset_versions", "run_lineage")
+SNAPSHOTS = ("current_jobs", "current_lineage")
 
 
 def _files(warehouse: str, table: str) -> str | None:
@@ -27,6 +30,15 @@ def table_counts(warehouse: str) -> dict[str, int]:
         counts[table] = (
             con.execute("select count(*) from read_parquet(?, hive_partitioning = true)", [pattern]).fetchone()[0]
             if pattern
+            else 0
+        )
+    for table in SNAPSHOTS:
+        current = snapshots.current_dir(warehouse, table)
+        counts[table] = (
+            con.execute(
+                "select count(*) from read_parquet(?, hive_partitioning = false)", [os.path.join(current, "*.parquet")]
+            ).fetchone()[0]
+            if current
             else 0
         )
     return counts
