@@ -208,12 +208,9 @@ def build_intake_assets(drops: DynamicPartitionsDefinition, daily: DailyPartitio
         hashes: dict[str, str] = {}
         problems: list[str] = []
         for index, day in enumerate(days, start=1):
-            landed = storage.read_existing(
-                spark, schemas.LANDED_EVENTS, [f"{landed_root}/event_date={day}"], landed_root
-            )
-            day_path = f"{events_root}/event_date={day}"
-            storage.write_table(consolidate_day(landed).drop("event_date").coalesce(1), day_path)
-            written = spark.read.schema(schemas.EVENTS).option("basePath", events_root).parquet(day_path)
+            landed = storage.read_day(spark, schemas.LANDED_EVENTS, landed_root, "event_date", day)
+            storage.write_day(consolidate_day(landed), events_root, "event_date", day)
+            written = storage.read_day(spark, schemas.EVENTS, events_root, "event_date", day)
             rows, distinct = written.agg(F.count("*"), F.countDistinct("event_id")).first()
             staged = landed.select("event_id").distinct().count()
             if rows != distinct or distinct != staged:

@@ -49,17 +49,21 @@ KEYS_CHECK = "keys_unique_and_versions_exist"
 COMPONENTS_CHECK = "components_same_from_every_node"
 
 
-def _compute_day(spark, warehouse: str, day: str) -> DayTables:
-    prev_day = state_store.latest_state_before(spark, warehouse, day)
-    prev = state_store.load_state(spark, warehouse, prev_day)
+def _day_inputs(spark, warehouse: str, day: str):
+    """(the day's events, the state after the previous processed day, earlier COMPLETE versions)."""
+    prev = state_store.load_state(spark, warehouse, state_store.latest_state_before(spark, warehouse, day))
     events_root = storage.table_path(warehouse, storage.EVENTS)
     events = storage.read_day(spark, schemas.EVENTS, events_root, "event_date", day)
     first_open = state_store.min_open_day(prev)
     earlier = state_store.earlier_complete_versions(spark, warehouse, first_open, day) if first_open else None
-    return fold_day(dt.date.fromisoformat(day), events, prev, earlier)
+    return events, prev, earlier
 
 
-def _mismatch_rejects(tables: DayTables, day: str):
+def _compute_day(day: str, inputs) -> DayTables:
+    return fold_day(dt.date.fromisoformat(day), *inputs)
+
+
+def _mismatch_rejects(tables: DayTables):
     return tables.job_mismatch.select(
         "source_file",
         "source_line",
@@ -111,7 +115,6 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
         counts = {name: 0 for name in FOLD_TABLES}
         hashes: dict[str, dict[str, str]] = {}
         changed_jobs: set[str] = set()
-        new_job_versions = new_dataset_versions = 0
         problems: list[str] = []
         key_problems: list[str] = []
         started = time.monotonic()
@@ -131,9 +134,10 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                 skipped += 1
                 continue
             with step("load_state"):
-                prev_jobs = state_store.load_state(spark, wh, state_store.latest_state_before(spark, wh, day)).jobs
+                inputs = _day_inputs(spark, wh, day)
+                prev_jobs = inputs[1].jobs
             with step("plan"):
-                tables = _compute_day(spark, wh, day)
+                tables = _compute_day(day, inputs)
             with step("write_tables"):
                 for name, (column, _schema) in FOLD_TABLES.items():
                     storage.write_day(getattr(tables, name), storage.table_path(wh, name), column, day)
@@ -141,7 +145,7 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                 state_store.save_state(tables.state, wh, day)
                 rejected_root = storage.table_path(wh, storage.REJECTED_EVENTS)
                 storage.write_table(
-                    _mismatch_rejects(tables, day).coalesce(1),
+                    _mismatch_rejects(tables).coalesce(1),
                     f"{rejected_root}/read_date={day}/drop_id={reasons.JOB_MISMATCH}",
                 )
             with step("hash_written"):
@@ -153,15 +157,13 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                 hashes[day] = day_hashes
             with step("recompute_check"):
                 tables.release()
-                again = _compute_day(spark, wh, day)
+                again = _compute_day(day, _day_inputs(spark, wh, day))
                 recomputed = _fingerprints(again)
                 again.release()
             if recomputed != day_hashes:
                 problems.append(f"{day}: written {day_hashes} != recomputed {recomputed}")
-            for name, df in written.items():
-                counts[name] += int(day_hashes[name].rsplit("-", 1)[1])
-            new_job_versions += int(day_hashes["job_versions"].rsplit("-", 1)[1])
-            new_dataset_versions += int(day_hashes["dataset_versions"].rsplit("-", 1)[1])
+            for name in FOLD_TABLES:
+                counts[name] += int(day_hashes[name].rsplit("-", 1)[1])  # fingerprints end in "-<rows>"
             with step("key_check"):
                 key_problems += _key_problems(day, written, tables)
             with step("changed_jobs"):
@@ -188,8 +190,8 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
         common = {
             "days": len(days),
             "days_without_events": skipped,
-            "job_versions_created": new_job_versions,
-            "dataset_versions_created": new_dataset_versions,
+            "job_versions_created": counts["job_versions"],
+            "dataset_versions_created": counts["dataset_versions"],
             "jobs_with_changed_lineage": MetadataValue.json(sorted(changed_jobs)[:200]),
             "jobs_with_changed_lineage_count": len(changed_jobs),
             "seconds_by_step": MetadataValue.json({k: round(v, 2) for k, v in seconds.items()}),

@@ -152,18 +152,13 @@ def code_version_of(job_facets: str | None) -> str | None:
 
 
 @F.udf(returnType=T.StringType(), useArrow=True)
-def dataset_version_id(namespace: str, name: str, run_id: str) -> str:
-    return content_uuid({"dataset": [namespace, name], "run_id": run_id})
+def _dataset_version_uuid(namespace: str, name: str, key: str, value: str | None) -> str:
+    return content_uuid({"dataset": [namespace, name], key: value})
 
 
-@F.udf(returnType=T.StringType(), useArrow=True)
-def dataset_event_version_id(namespace: str, name: str, event_id: str) -> str:
-    return content_uuid({"dataset": [namespace, name], "event_id": event_id})
-
-
-@F.udf(returnType=T.StringType(), useArrow=True)
-def source_version_id(namespace: str, name: str, storage_version: str | None) -> str:
-    return content_uuid({"dataset": [namespace, name], "source": storage_version})
+def dataset_version_id(namespace: Column, name: Column, key: str, value: Column) -> Column:
+    """uuid5 of {"dataset": [ns, name], key: value}: key is run_id, event_id or source (DESIGN.md 4)."""
+    return _dataset_version_uuid(namespace, name, F.lit(key), value)
 
 
 # --------------------------------------------------------------------------- Spark assembly
@@ -271,7 +266,7 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
         "run_id", F.col("state").alias("run_state"), "job_namespace", "job_name", "ended_at", F.explode("outputs").alias("o")
     ).join(assignments, "run_id", "left").join(job_current, ["job_namespace", "job_name"], "left")
     run_versions = outputs.select(
-        dataset_version_id(F.col("o.namespace"), F.col("o.name"), F.col("run_id")).alias("version_id"),
+        dataset_version_id(F.col("o.namespace"), F.col("o.name"), "run_id", F.col("run_id")).alias("version_id"),
         F.col("o.namespace").alias("namespace"), F.col("o.name").alias("name"), "run_id", "run_state",
         "job_namespace", "job_name", F.coalesce("job_version_id", "current_version_id").alias("job_version_id"),
         F.col("ended_at").alias("created_at"),
@@ -281,7 +276,7 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
         _facet("o.io_facets", "$.outputStatistics.rowCount").cast("long").alias("row_count"),
     )
     dataset_events = events.filter("event_kind = 'DATASET'").select(
-        dataset_event_version_id(F.col("dataset_namespace"), F.col("dataset_name"), F.col("event_id")).alias("version_id"),
+        dataset_version_id(F.col("dataset_namespace"), F.col("dataset_name"), "event_id", F.col("event_id")).alias("version_id"),
         F.col("dataset_namespace").alias("namespace"), F.col("dataset_name").alias("name"),
         F.lit(None).cast("string").alias("run_id"), F.lit(None).cast("string").alias("run_state"),
         F.lit(None).cast("string").alias("job_namespace"), F.lit(None).cast("string").alias("job_name"),
@@ -340,7 +335,7 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
     )
     resolved = reads.join(best, ["run_id", "namespace", "name"], "left").select(
         "run_id", "namespace", "name",
-        F.coalesce("version_id", source_version_id(F.col("namespace"), F.col("name"), F.col("wanted_storage_version"))).alias("version_id"),
+        F.coalesce("version_id", dataset_version_id(F.col("namespace"), F.col("name"), "source", F.col("wanted_storage_version"))).alias("version_id"),
     )
     input_versions = resolved.groupBy("run_id").agg(
         F.array_sort(F.collect_list(F.struct("namespace", "name", "version_id"))).alias("input_versions")

@@ -75,13 +75,8 @@ def read_glob(spark: SparkSession, schema: T.StructType, pattern: str, base_path
     return spark.read.schema(schema).option("basePath", base_path).parquet(*paths)
 
 
-RUNS = "runs"
-JOB_VERSIONS = "job_versions"
 DATASET_VERSIONS = "dataset_versions"
-RUN_LINEAGE = "run_lineage"
 STATE = "_state"
-CURRENT_JOBS = "current_jobs"
-CURRENT_LINEAGE = "current_lineage"
 
 
 def partition_values(spark: SparkSession, table_root: str, column: str) -> list[str]:
