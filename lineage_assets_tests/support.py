@@ -74,6 +74,8 @@ class Folded:
     job_versions: list[dict]
     dataset_versions: list[dict]
     run_lineage: list[dict]
+    column_lineage: list[dict]
+    dataset_fields: list[dict]
     job_mismatch: list[dict]
     state: FoldState
     jobs_state: list[dict]
@@ -92,7 +94,7 @@ def fold_stream(spark, events: list[dict]) -> Folded:
             by_day[row["event_date"]].append(row)
     state = FoldState.empty(spark)
     complete: list[dict] = []  # every COMPLETE dataset version so far, for runs that span days
-    out = {k: [] for k in ("runs", "job_versions", "dataset_versions", "run_lineage", "job_mismatch")}
+    out = {k: [] for k in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage", "dataset_fields", "job_mismatch")}
     for day in sorted(by_day):
         frame = spark.createDataFrame(by_day.get(day, []), schemas.EVENTS)
         earlier = spark.createDataFrame(complete, DATASET_STATE) if complete else None
@@ -105,7 +107,7 @@ def fold_stream(spark, events: list[dict]) -> Folded:
         )
         # materialize the state so the next day does not recompute the whole chain
         state = FoldState(*(spark.createDataFrame(getattr(tables.state, part).collect(), getattr(tables.state, part).schema)
-                            for part in ("open_events", "jobs", "datasets", "storage_versions")))
+                            for part in ("open_events", "jobs", "datasets", "storage_versions", "columns", "fields")))
     jobs_state = [r.asDict(recursive=True) for r in state.jobs.collect()]
     return Folded(**out, state=state, jobs_state=jobs_state)
 

@@ -26,6 +26,7 @@ from lineage_assets.defs.resources import LineagePaths
 from lineage_assets.intake import reasons
 from lineage_assets.intake.spark_intake import fingerprints
 from lineage_assets.lineage import state_store
+from lineage_assets.lineage.column_lineage import COLUMN_LINEAGE_TABLE, DATASET_FIELDS_TABLE
 from lineage_assets.lineage.current import current_tables
 from lineage_assets.lineage.graph_checks import component_problems
 from lineage_assets.lineage.spark_fold import (
@@ -43,6 +44,8 @@ FOLD_TABLES = {
     "job_versions": ("created_date", JOB_VERSIONS_TABLE),
     "dataset_versions": ("created_date", DATASET_VERSIONS_TABLE),
     "run_lineage": ("end_date", RUN_LINEAGE_TABLE),
+    "column_lineage": ("created_date", COLUMN_LINEAGE_TABLE),
+    "dataset_fields": ("created_date", DATASET_FIELDS_TABLE),
 }
 DETERMINISTIC_CHECK = "fold_recomputes_identically"
 KEYS_CHECK = "keys_unique_and_versions_exist"
@@ -79,8 +82,21 @@ def _mismatch_rejects(tables: DayTables):
     )
 
 
+def _cache_outputs(tables: DayTables) -> dict:
+    """The day's tables and state, cached so that hashing, writing and checking compute them once."""
+    outputs = {name: getattr(tables, name).cache() for name in FOLD_TABLES}
+    for part in state_store.PARTS:
+        cached = getattr(tables.state, part).cache()
+        setattr(tables.state, part, cached)
+        outputs[f"state_{part}"] = cached
+    return outputs
+
+
 def _fingerprints(tables: DayTables) -> dict[str, str]:
-    return fingerprints({name: getattr(tables, name) for name in FOLD_TABLES})
+    """Hashes of the day's tables and of the state it hands to the next day."""
+    frames = {name: getattr(tables, name) for name in FOLD_TABLES}
+    frames.update({f"state_{part}": getattr(tables.state, part) for part in state_store.PARTS})
+    return fingerprints(frames)
 
 
 def build_lineage_assets(daily: DailyPartitionsDefinition):
@@ -95,12 +111,15 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                 ("job_versions", "Distinct versions of each job, by the versioning rules of DESIGN.md section 4."),
                 ("dataset_versions", "One version per output of each terminal run, and per DatasetEvent."),
                 ("run_lineage", "Each terminal run with its job version and the dataset versions it read and wrote."),
+                ("column_lineage", "One row per (output version, output field, input field, transformation) of the "
+                 "columnLineage facet; dataset-wide dependencies have output_field null."),
+                ("dataset_fields", "The fields of each dataset version (schema facet), nested fields as dotted paths."),
             )
         ],
         check_specs=[
             AssetCheckSpec(
                 DETERMINISTIC_CHECK, asset="run_lineage", blocking=True,
-                description="Recomputing each day from its inputs gives the same content hash as what was written.",
+                description="Recomputing each day from its inputs gives the same content hash, for the tables and the state carried to the next day.",
             ),
             AssetCheckSpec(
                 KEYS_CHECK, asset="run_lineage", blocking=True,
@@ -138,9 +157,15 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                 prev_jobs = inputs[1].jobs
             with step("plan"):
                 tables = _compute_day(day, inputs)
+                outputs = _cache_outputs(tables)
+            with step("compute_and_hash"):
+                # One Spark job computes every output into the cache and hashes it; the writes
+                # below copy the cached rows, so the hash is that of what lands on disk.
+                day_hashes = fingerprints(outputs)
+                hashes[day] = {name: day_hashes[name] for name in FOLD_TABLES}
             with step("write_tables"):
                 for name, (column, _schema) in FOLD_TABLES.items():
-                    storage.write_day(getattr(tables, name), storage.table_path(wh, name), column, day)
+                    storage.write_day(outputs[name], storage.table_path(wh, name), column, day)
             with step("write_state"):
                 state_store.save_state(tables.state, wh, day)
                 rejected_root = storage.table_path(wh, storage.REJECTED_EVENTS)
@@ -148,24 +173,8 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                     _mismatch_rejects(tables).coalesce(1),
                     f"{rejected_root}/read_date={day}/drop_id={reasons.JOB_MISMATCH}",
                 )
-            with step("hash_written"):
-                written = {
-                    name: storage.read_day(spark, schema, storage.table_path(wh, name), column, day)
-                    for name, (column, schema) in FOLD_TABLES.items()
-                }
-                day_hashes = fingerprints(written)
-                hashes[day] = day_hashes
-            with step("recompute_check"):
-                tables.release()
-                again = _compute_day(day, _day_inputs(spark, wh, day))
-                recomputed = _fingerprints(again)
-                again.release()
-            if recomputed != day_hashes:
-                problems.append(f"{day}: written {day_hashes} != recomputed {recomputed}")
-            for name in FOLD_TABLES:
-                counts[name] += int(day_hashes[name].rsplit("-", 1)[1])  # fingerprints end in "-<rows>"
             with step("key_check"):
-                key_problems += _key_problems(day, written, tables)
+                key_problems += _key_problems(day, outputs, tables)
             with step("changed_jobs"):
                 changed = (
                     tables.state.jobs.alias("n")
@@ -175,6 +184,17 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                     .collect()
                 )
             changed_jobs.update(r[0] for r in changed)
+            with step("recompute_check"):
+                tables.release()
+                for frame in outputs.values():
+                    frame.unpersist()
+                again = _compute_day(day, _day_inputs(spark, wh, day))
+                recomputed = _fingerprints(again)
+                again.release()
+            if recomputed != day_hashes:
+                problems.append(f"{day}: written {day_hashes} != recomputed {recomputed}")
+            for name in FOLD_TABLES:
+                counts[name] += int(day_hashes[name].rsplit("-", 1)[1])  # fingerprints end in "-<rows>"
             context.log.debug(f"lineage_fold seconds by step so far: {dict(seconds)}")
             context.log.info(
                 f"lineage_fold: day {index}/{len(days)} {day} done "
@@ -274,15 +294,20 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
 
 
 def _key_problems(day: str, written: dict, tables: DayTables) -> list[str]:
-    """Unique keys; every job version and output version that run_lineage names exists.
+    """Unique keys (column_lineage: no exact duplicate row); every job version and output version
+    that run_lineage names exists, and every output version a column edge names.
 
     Job versions are checked against the ids the fold state says were ever written (compact,
     no scan of history); output versions against the day's dataset_versions. One Spark job.
     """
-    keys = {"runs": "run_id", "job_versions": "version_id", "dataset_versions": "version_id", "run_lineage": "run_id"}
+    keys = {
+        "runs": ["run_id"], "job_versions": ["version_id"], "dataset_versions": ["version_id"], "run_lineage": ["run_id"],
+        "dataset_fields": ["version_id", "field_path"], "column_lineage": written["column_lineage"].columns,
+    }
     duplicated = None
     for name, key in keys.items():
-        part = written[name].groupBy(key).count().filter("count > 1").select(F.lit(f"{name} has a duplicated {key}").alias("problem"))
+        label = ", ".join(key) if name != "column_lineage" else "row"
+        part = written[name].groupBy(*key).count().filter("count > 1").select(F.lit(f"{name} has a duplicated {label}").alias("problem"))
         duplicated = part if duplicated is None else duplicated.unionByName(part)
     lineage = written["run_lineage"]
     known = tables.state.jobs.select(F.explode("known_versions").alias("job_version_id")).unionByName(
@@ -295,5 +320,12 @@ def _key_problems(day: str, written: dict, tables: DayTables) -> list[str]:
     missing_out = outputs.join(written["dataset_versions"].select("version_id"), "version_id", "left_anti").select(
         F.lit("an output version is missing from dataset_versions").alias("problem")
     )
-    rows = duplicated.unionByName(missing_jobs).unionByName(missing_out).groupBy("problem").count().collect()
+    edge_outputs = written["column_lineage"].select(F.col("output_version_id").alias("version_id"))
+    missing_edge_out = edge_outputs.join(written["dataset_versions"].select("version_id"), "version_id", "left_anti").select(
+        F.lit("a column edge names an output version missing from dataset_versions").alias("problem")
+    )
+    rows = (
+        duplicated.unionByName(missing_jobs).unionByName(missing_out).unionByName(missing_edge_out)
+        .groupBy("problem").count().collect()
+    )
     return [f"{day}: {r['problem']} ({r['count']})" for r in rows]

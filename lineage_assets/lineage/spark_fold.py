@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from lineage_assets.ids import canonical_json, content_uuid
+from lineage_assets.lineage import column_lineage as cl
 from lineage_assets.lineage.coalesce import code_version, coalesce_run
 from lineage_assets.lineage.versioning import FoldItem, JobState, fold_job
 from lineage_assets.warehouse import schemas
@@ -66,6 +67,8 @@ class FoldState:
     jobs: DataFrame  # JOB_STATE
     datasets: DataFrame  # DATASET_STATE: latest COMPLETE version per dataset
     storage_versions: DataFrame  # DATASET_STATE: latest version per (dataset, storage_version)
+    columns: DataFrame  # column_lineage.COLUMN_STATE: current column edges per (job, output dataset)
+    fields: DataFrame  # column_lineage.FIELDS_STATE: current fields per dataset
 
     @classmethod
     def empty(cls, spark: SparkSession) -> "FoldState":
@@ -74,6 +77,8 @@ class FoldState:
             spark.createDataFrame([], JOB_STATE),
             spark.createDataFrame([], DATASET_STATE),
             spark.createDataFrame([], DATASET_STATE),
+            spark.createDataFrame([], cl.COLUMN_STATE),
+            spark.createDataFrame([], cl.FIELDS_STATE),
         )
 
 
@@ -83,6 +88,8 @@ class DayTables:
     job_versions: DataFrame
     dataset_versions: DataFrame
     run_lineage: DataFrame
+    column_lineage: DataFrame
+    dataset_fields: DataFrame
     job_mismatch: DataFrame  # events rejected as job_mismatch (EVENTS columns + reason)
     state: FoldState
     cached: list[DataFrame] = None  # type: ignore[assignment]
@@ -358,6 +365,12 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
         .withColumn("end_date", day_lit)
     )
 
+    # ---- column lineage and dataset fields
+    fields_today = cl.dataset_fields(dataset_versions).cache()
+    edges = cl.column_edges(terminal, run_versions, resolved, fields_today).cache()
+    column_lineage = edges.withColumn("created_date", day_lit)
+    dataset_fields = fields_today.withColumn("created_date", day_lit)
+
     # ---- new state
     latest = Window
     datasets_state = (
@@ -370,9 +383,13 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
         .withColumn("_n", F.row_number().over(latest.partitionBy("namespace", "name", "storage_version").orderBy(F.col("created_at").desc(), F.col("version_id").desc())))
         .filter("_n = 1").drop("_n")
     )
-    state = FoldState(open_events.select(*schemas.EVENTS.fieldNames()), state_rows, datasets_state, storage_state)
-    return DayTables(runs, job_versions, dataset_versions, run_lineage, job_mismatch, state,
-                     [coalesced, terminal, folded, run_versions])
+    state = FoldState(
+        open_events.select(*schemas.EVENTS.fieldNames()), state_rows, datasets_state, storage_state,
+        cl.current_column_state(prev.columns, terminal, edges),
+        cl.current_fields_state(prev.fields, dataset_versions, fields_today),
+    )
+    return DayTables(runs, job_versions, dataset_versions, run_lineage, column_lineage, dataset_fields, job_mismatch, state,
+                     [coalesced, terminal, folded, run_versions, fields_today, edges])
 
 
 JOB_VERSIONS_JSON = schemas.schema(

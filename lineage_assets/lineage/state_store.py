@@ -8,6 +8,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from lineage_assets.lineage.column_lineage import COLUMN_STATE, FIELDS_STATE
 from lineage_assets.lineage.spark_fold import DATASET_STATE, DATASET_VERSIONS_TABLE, JOB_STATE, FoldState
 from lineage_assets.warehouse import schemas, storage
 
@@ -16,6 +17,8 @@ PARTS = {
     "jobs": JOB_STATE,
     "datasets": DATASET_STATE,
     "storage_versions": DATASET_STATE,
+    "columns": COLUMN_STATE,
+    "fields": FIELDS_STATE,
 }
 
 
