@@ -8,8 +8,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from lineage_assets.intake.validate import event_row
-from lineage_assets.lineage.current import current_tables
-from lineage_assets.lineage.spark_fold import DATASET_STATE, FoldState, fold_day
+from lineage_assets.lineage.column_lineage import COLUMN_LINEAGE_TABLE, DATASET_FIELDS_TABLE
+from lineage_assets.lineage.current import current_column_tables, current_tables
+from lineage_assets.lineage.spark_fold import DATASET_STATE, DATASET_VERSIONS_TABLE, RUN_LINEAGE_TABLE, FoldState, fold_day
 from lineage_assets.warehouse import schemas, snapshots, storage
 
 _RUN_NS = uuid.UUID("0b7c2b52-7d44-4f4a-9d3e-5c1a2f9e8d10")
@@ -112,10 +113,28 @@ def fold_stream(spark, events: list[dict]) -> Folded:
     return Folded(**out, state=state, jobs_state=jobs_state)
 
 
-def publish_current(spark, state: FoldState, warehouse: str, snapshot_id: str = "test") -> None:
-    """Write current_jobs / current_lineage snapshots from a fold state and publish them."""
+def publish_current(spark, state: FoldState, warehouse: str, snapshot_id: str = "test", folded: "Folded | None" = None) -> None:
+    """Publish the current-graph snapshots from a fold state (and, given the fold, write the
+    history tables that point-in-time column queries read)."""
     jobs, lineage = current_tables(state.jobs)
-    for name, df in (("current_jobs", jobs), ("current_lineage", lineage)):
+    lineage = lineage.cache()
+    column_edges, column_fields = current_column_tables(state.columns, state.fields, lineage)
+    frames = {"current_jobs": jobs, "current_lineage": lineage, "current_column_lineage": column_edges, "current_dataset_fields": column_fields}
+    for name, df in frames.items():
         storage.write_table(df.coalesce(1), snapshots.snapshot_dir(warehouse, name, snapshot_id))
-    for name in ("current_jobs", "current_lineage"):
+    for name in ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage"):
         snapshots.publish(warehouse, name, snapshot_id)
+    if folded is not None:
+        for name, (column, schema) in HISTORY_TABLES.items():
+            rows = getattr(folded, name)
+            if rows:
+                df = spark.createDataFrame(rows, schema)
+                storage.write_partitions(df.coalesce(1), storage.table_path(warehouse, name), [column])
+
+
+HISTORY_TABLES = {
+    "column_lineage": ("created_date", COLUMN_LINEAGE_TABLE),
+    "dataset_fields": ("created_date", DATASET_FIELDS_TABLE),
+    "dataset_versions": ("created_date", DATASET_VERSIONS_TABLE),
+    "run_lineage": ("end_date", RUN_LINEAGE_TABLE),
+}

@@ -27,7 +27,7 @@ from lineage_assets.intake import reasons
 from lineage_assets.intake.spark_intake import fingerprints
 from lineage_assets.lineage import state_store
 from lineage_assets.lineage.column_lineage import COLUMN_LINEAGE_TABLE, DATASET_FIELDS_TABLE
-from lineage_assets.lineage.current import current_tables
+from lineage_assets.lineage.current import current_column_tables, current_tables
 from lineage_assets.lineage.graph_checks import component_problems
 from lineage_assets.lineage.spark_fold import (
     DATASET_VERSIONS_TABLE,
@@ -50,6 +50,8 @@ FOLD_TABLES = {
 DETERMINISTIC_CHECK = "fold_recomputes_identically"
 KEYS_CHECK = "keys_unique_and_versions_exist"
 COMPONENTS_CHECK = "components_same_from_every_node"
+COLUMN_FIELDS_CHECK = "current_column_edges_name_existing_fields"
+SNAPSHOT_TABLES = ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage")
 
 
 def _day_inputs(spark, warehouse: str, day: str):
@@ -248,6 +250,16 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                 deps=[AssetDep("run_lineage", partition_mapping=AllPartitionMapping())],
                 description="The edges of each job's current version: the current lineage graph.",
             ),
+            AssetSpec(
+                "current_column_lineage", group_name="lineage", kinds={"spark", "parquet"},
+                deps=[AssetDep("column_lineage", partition_mapping=AllPartitionMapping())],
+                description="Column edges of each dataset's current writers (latest run of each job whose current version outputs it).",
+            ),
+            AssetSpec(
+                "current_dataset_fields", group_name="lineage", kinds={"spark", "parquet"},
+                deps=[AssetDep("dataset_fields", partition_mapping=AllPartitionMapping())],
+                description="Each dataset's current fields (its newest version with a schema; FAIL/ABORT writes only as a fallback).",
+            ),
         ],
         check_specs=[
             AssetCheckSpec(
@@ -266,10 +278,16 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
         snapshot_id = f"{days[-1] if days else 'empty'}_{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S%f}"
         for name, df in (("current_jobs", jobs), ("current_lineage", lineage)):
             storage.write_table(df.coalesce(1), snapshots.snapshot_dir(wh, name, snapshot_id))
+        written_lineage = spark.read.parquet(snapshots.snapshot_dir(wh, "current_lineage", snapshot_id))
+        column_edges, column_fields = current_column_tables(state.columns, state.fields, written_lineage)
+        for name, df in (("current_column_lineage", column_edges), ("current_dataset_fields", column_fields)):
+            storage.write_table(df.coalesce(1), snapshots.snapshot_dir(wh, name, snapshot_id))
         job_rows = [r.asDict() for r in spark.read.parquet(snapshots.snapshot_dir(wh, "current_jobs", snapshot_id)).collect()]
-        edge_rows = [r.asDict() for r in spark.read.parquet(snapshots.snapshot_dir(wh, "current_lineage", snapshot_id)).collect()]
+        edge_rows = [r.asDict() for r in written_lineage.collect()]
+        column_rows = spark.read.parquet(snapshots.snapshot_dir(wh, "current_column_lineage", snapshot_id)).count()
         problems = component_problems(job_rows, edge_rows)
-        for name in ("current_jobs", "current_lineage"):
+        # current_lineage last: readers follow its pointer and find every other table of the snapshot
+        for name in SNAPSHOT_TABLES:
             snapshots.publish(wh, name, snapshot_id)
         components = len({r["component_id"] for r in job_rows})
         yield MaterializeResult(
@@ -285,6 +303,11 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                 ])),
             },
         )
+        yield MaterializeResult(
+            asset_key="current_column_lineage",
+            metadata={"rows": column_rows, "snapshot": snapshot_id},
+        )
+        yield MaterializeResult(asset_key="current_dataset_fields", metadata={"snapshot": snapshot_id})
         yield AssetCheckResult(
             check_name=COMPONENTS_CHECK, asset_key="current_lineage", passed=not problems,
             metadata={"problems": MetadataValue.json(problems[:50]), "components": components},

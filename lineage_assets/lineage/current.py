@@ -83,3 +83,22 @@ def current_tables(jobs_state: DataFrame) -> tuple[DataFrame, DataFrame]:
         .orderBy("job_namespace", "job_name", "direction", "dataset_namespace", "dataset_name")
     )
     return current_jobs, current_lineage
+
+
+def current_column_tables(columns_state: DataFrame, fields_state: DataFrame, current_lineage: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(current_column_lineage, current_dataset_fields).
+
+    A dataset's current column lineage: for each job whose current version outputs it, the edges
+    of the version written by that job's latest terminal run that wrote it (the fold carries
+    those per (job, dataset) in its state). Fields: each dataset's current fields.
+    """
+    outputs = current_lineage.filter("direction = 'OUTPUT'").select(
+        "job_namespace", "job_name",
+        F.col("dataset_namespace").alias("output_namespace"), F.col("dataset_name").alias("output_name"),
+    )
+    edges = columns_state.join(outputs, ["job_namespace", "job_name", "output_namespace", "output_name"], "left_semi")
+    fields = fields_state.select("namespace", "name", "version_id", "field_path", "type", "description", "ordinal")
+    return (
+        edges.orderBy("output_namespace", "output_name", "output_field", "input_namespace", "input_name", "input_field"),
+        fields.orderBy("namespace", "name", "ordinal"),
+    )

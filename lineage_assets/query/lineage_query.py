@@ -8,13 +8,15 @@ never reach SQL as text: every value is a bound parameter.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import threading
 
 import duckdb
 
+from lineage_assets.query.column_graph import ColumnGraph
 from lineage_assets.query.models import Edge, LineageGraph, Node
-from lineage_assets.query.node_ids import KINDS, NodeNotFound, NodeRef, candidates
+from lineage_assets.query.node_ids import KINDS, NodeNotFound, NodeRef, candidates, split_version
 from lineage_assets.warehouse import snapshots
 
 _NOT_LOADED = "<not loaded>"
@@ -38,8 +40,10 @@ class LineageQuery:
     def __init__(self, warehouse: str):
         self.warehouse = str(warehouse)
         self._con = duckdb.connect()
+        self._con.execute("SET TimeZone = 'UTC'")
         self._snapshot: str | None = _NOT_LOADED
         self._lock = threading.Lock()
+        self._columns = ColumnGraph(self._con, self.warehouse)
 
     # ------------------------------------------------------------------ loading
 
@@ -65,6 +69,7 @@ class LineageQuery:
                 "FROM read_parquet(?, hive_partitioning = false)",
                 [os.path.join(jobs_dir, "*.parquet")],
             )
+        self._columns.load_current(current)
         self._snapshot = current
 
     # ------------------------------------------------------------------ resolution
@@ -126,6 +131,107 @@ class LineageQuery:
             ).fetchall()
         return _graph(ref, job_rows, edge_rows)
 
+    # ------------------------------------------------------------------ column lineage
+
+    def column_lineage(
+        self,
+        node_id: str | None = None,
+        depth: int = 20,
+        with_downstream: bool = False,
+        dataset_version: str | None = None,
+        lineage_at: dt.datetime | str | None = None,
+        *,
+        node_type: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        field: str | None = None,
+    ) -> LineageGraph:
+        """Field-level lineage from a field, a dataset (all its fields) or a job (the fields of
+        the datasets its current version writes). Upstream by default, downstream on request;
+        depth counts field hops. Point in time by dataset version id (or `#version` in the id) or
+        by timestamp: node ids in such an answer carry `#version`."""
+        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+            raise ValueError(f"depth must be a non-negative integer, got {depth!r}")
+        at = _timestamp(lineage_at)
+        with self._lock:
+            self._refresh()
+            if node_id is not None and namespace is None:
+                _, id_version = split_version(node_id) if isinstance(node_id, str) else (None, None)
+                if id_version is not None:
+                    if dataset_version is not None and dataset_version != id_version:
+                        raise ValueError(f"node id {node_id!r} names version {id_version!r} but dataset_version={dataset_version!r}")
+                    dataset_version = id_version
+            if dataset_version is not None and at is not None:
+                raise ValueError("give dataset_version or lineage_at, not both")
+            versioned = dataset_version is not None or at is not None
+            if versioned:
+                self._columns.load_history()
+            ref = self._resolve_column_start(node_id, node_type, namespace, name, field, versioned)
+            if ref.kind == "job" and dataset_version is not None:
+                raise ValueError("dataset_version applies to a dataset or field node, not a job: use lineage_at")
+            seeds = self._column_seeds(ref, dataset_version, at)
+            return self._columns.traverse(seeds, depth, with_downstream, versioned)
+
+    def _column_seeds(self, ref: NodeRef, version: str | None, at: dt.datetime | None) -> list[tuple]:
+        cols = self._columns
+        versioned = version is not None or at is not None
+        if ref.kind == "job":
+            if at is not None:
+                datasets = cols.job_outputs_at(ref.namespace, ref.name, at)
+            else:
+                datasets = [
+                    (r[0], r[1], None) for r in self._con.execute(
+                        "SELECT DISTINCT dataset_namespace, dataset_name FROM edges WHERE job_namespace = ? AND job_name = ? "
+                        "AND direction = 'OUTPUT' ORDER BY 1, 2", [ref.namespace, ref.name],
+                    ).fetchall()
+                ]
+        else:
+            datasets = [(ref.namespace, ref.name, cols.version_of(ref.namespace, ref.name, version, at) if versioned else None)]
+        seeds = []
+        for ns, name, dv in datasets:
+            fields = [ref.field] if ref.kind == "datasetField" else cols.dataset_fields(ns, name, dv)
+            seeds += [(ns, name, f, dv) if versioned else (ns, name, f) for f in fields]
+        return seeds
+
+    def _resolve_column_start(self, node_id, node_type, namespace, name, field, versioned: bool) -> NodeRef:
+        if namespace is not None or name is not None or field is not None:
+            kind = node_type or ("datasetField" if field is not None else "dataset")
+            if kind not in KINDS or not namespace or not name or (kind == "datasetField") != (field is not None and field != ""):
+                raise ValueError("structured lookup needs node_type= (job, dataset or datasetField), namespace=, name= and, for a field, field=")
+            refs = [NodeRef(kind, namespace, name, field if kind == "datasetField" else None)]
+        else:
+            if node_id is None:
+                raise ValueError("give a node id or node_type=, namespace=, name= (and field=)")
+            refs = candidates(node_id)
+        matches = [r for r in refs if self._column_node_exists(r, versioned)]
+        if not matches:
+            raise NodeNotFound(f"no {refs[0].kind} {refs[0].id if len(refs) == 1 else node_id!r} in the column lineage")
+        if len(matches) > 1:
+            options = "; ".join(f"namespace={m.namespace!r} name={m.name!r}" + (f" field={m.field!r}" if m.field else "") for m in matches)
+            raise ValueError(f"node id {node_id!r} is ambiguous ({options}): pass namespace=, name= and field=")
+        return matches[0]
+
+    def _column_node_exists(self, ref: NodeRef, versioned: bool) -> bool:
+        con = self._con
+        if ref.kind == "datasetField":
+            return self._columns.field_exists(ref, versioned)
+        if ref.kind == "job":
+            if versioned:
+                sql = "SELECT 1 FROM hist_runs WHERE job_namespace = ? AND job_name = ? LIMIT 1"
+            else:
+                sql = "SELECT 1 FROM jobs WHERE job_namespace = ? AND job_name = ? LIMIT 1"
+            return con.execute(sql, [ref.namespace, ref.name]).fetchone() is not None
+        if versioned:
+            sql = ("SELECT 1 FROM hist_versions WHERE namespace = ? AND name = ? "
+                   "UNION ALL SELECT 1 FROM hist_edges WHERE input_namespace = ? AND input_name = ? LIMIT 1")
+            params = [ref.namespace, ref.name] * 2
+        else:
+            sql = ("SELECT 1 FROM edges WHERE dataset_namespace = ? AND dataset_name = ? "
+                   "UNION ALL SELECT 1 FROM cdf WHERE namespace = ? AND name = ? "
+                   "UNION ALL SELECT 1 FROM cedges WHERE input_namespace = ? AND input_name = ? LIMIT 1")
+            params = [ref.namespace, ref.name] * 3
+        return con.execute(sql, params).fetchone() is not None
+
     def close(self) -> None:
         self._con.close()
 
@@ -134,6 +240,22 @@ class LineageQuery:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _timestamp(value) -> dt.datetime | None:
+    """lineage_at as an aware UTC datetime (naive values and strings without an offset are UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ValueError(f"lineage_at {value!r} is not an ISO-8601 timestamp") from exc
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        value = dt.datetime.combine(value, dt.time.max)
+    if not isinstance(value, dt.datetime):
+        raise ValueError(f"lineage_at must be a datetime or an ISO-8601 string, got {value!r}")
+    return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
 
 
 def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple]) -> LineageGraph:

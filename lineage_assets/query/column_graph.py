@@ -1,0 +1,347 @@
+"""`column_lineage()`: field-level lineage over the warehouse with DuckDB recursive CTEs.
+
+Current answers read the published snapshot (`current_column_lineage`, `current_dataset_fields`).
+Point-in-time answers read the column_lineage / dataset_fields / dataset_versions / run_lineage
+history and follow versions: the start dataset's version (given, or current at the timestamp),
+then the versions its producing run read, recursively (downstream: the runs that read it).
+
+A dataset-wide dependency (facet 1-2-0, `output_field` null) feeds every field of the output
+dataset version: it is expanded to one edge per field when the tables are loaded, flagged
+`datasetWide`. Depth counts field hops. Every value reaches SQL as a bound parameter.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob
+import os
+
+import duckdb
+
+from lineage_assets.query.models import Edge, LineageGraph, Node
+from lineage_assets.query.node_ids import NodeNotFound, NodeRef
+
+EDGE_COLUMNS = (
+    "output_namespace, output_name, output_field, output_version_id, input_namespace, input_name, input_field, "
+    "input_version_id, transformation_type, transformation_subtype, transformation_description, masking, "
+    "legacy_transformation_type, legacy_transformation_description, output_field_type, input_field_type, "
+    "input_declared, output_field_known, input_field_known, created_at"
+)
+
+# edges: (output field <- input field); walk upstream from outputs to inputs, downstream the other way
+_UP_CURRENT = """
+WITH RECURSIVE walk(ns, name, field, hops) AS (
+    SELECT ns, name, field, 0 FROM seeds
+    UNION
+    SELECT e.input_namespace, e.input_name, e.input_field, w.hops + 1
+    FROM walk w JOIN {edges} e
+      ON e.output_namespace = w.ns AND e.output_name = w.name AND e.output_field = w.field
+    WHERE w.hops < ?
+)
+SELECT ns, name, field, min(hops) AS hops FROM walk GROUP BY ALL
+"""
+_DOWN_CURRENT = """
+WITH RECURSIVE walk(ns, name, field, hops) AS (
+    SELECT ns, name, field, 0 FROM seeds
+    UNION
+    SELECT e.output_namespace, e.output_name, e.output_field, w.hops + 1
+    FROM walk w JOIN {edges} e
+      ON e.input_namespace = w.ns AND e.input_name = w.name AND e.input_field = w.field
+    WHERE w.hops < ?
+)
+SELECT ns, name, field, min(hops) AS hops FROM walk GROUP BY ALL
+"""
+_UP_VERSIONED = """
+WITH RECURSIVE walk(ns, name, field, version, hops) AS (
+    SELECT ns, name, field, version, 0 FROM seeds
+    UNION
+    SELECT e.input_namespace, e.input_name, e.input_field, e.input_version_id, w.hops + 1
+    FROM walk w JOIN hist_edges e ON e.output_version_id = w.version AND e.output_field = w.field
+    WHERE w.hops < ?
+)
+SELECT ns, name, field, version, min(hops) AS hops FROM walk GROUP BY ALL
+"""
+_DOWN_VERSIONED = """
+WITH RECURSIVE walk(ns, name, field, version, hops) AS (
+    SELECT ns, name, field, version, 0 FROM seeds
+    UNION
+    SELECT e.output_namespace, e.output_name, e.output_field, e.output_version_id, w.hops + 1
+    FROM walk w JOIN hist_edges e
+      ON e.input_version_id = w.version AND e.input_namespace = w.ns AND e.input_name = w.name AND e.input_field = w.field
+    WHERE w.hops < ?
+)
+SELECT ns, name, field, version, min(hops) AS hops FROM walk GROUP BY ALL
+"""
+
+
+def _expand_dataset_wide(source: str, fields: str, version_join: bool) -> str:
+    """SQL for field edges from a column-lineage table, dataset-wide rows expanded per field."""
+    on = "f.version_id = w.output_version_id" if version_join else "f.namespace = w.output_namespace AND f.name = w.output_name"
+    field_sets = (
+        f"SELECT DISTINCT version_id, namespace, name, field_path AS field FROM {fields} "
+        f"UNION SELECT DISTINCT output_version_id, output_namespace, output_name, output_field FROM {source} WHERE output_field IS NOT NULL"
+    )
+    wide_columns = ", ".join(
+        "f.field AS output_field" if c == "output_field" else f"w.{c}" for c in (c.strip() for c in EDGE_COLUMNS.split(","))
+    )
+    return (
+        f"SELECT {EDGE_COLUMNS}, false AS dataset_wide FROM {source} WHERE output_field IS NOT NULL "
+        f"UNION ALL SELECT {wide_columns}, true AS dataset_wide "
+        f"FROM {source} w JOIN ({field_sets}) f ON {on} WHERE w.output_field IS NULL"
+    )
+
+
+class ColumnGraph:
+    """Column-lineage tables in one DuckDB connection; the caller holds the lock."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, warehouse: str):
+        self.con = con
+        self.warehouse = warehouse
+        self._history_signature: tuple | None = None
+
+    # ------------------------------------------------------------------ loading
+
+    def load_current(self, snapshot_dir: str | None) -> None:
+        con = self.con
+        if snapshot_dir is None:
+            con.execute(f"CREATE OR REPLACE TABLE ccl AS SELECT * FROM (SELECT NULL::VARCHAR AS job_namespace, NULL::VARCHAR AS job_name, {_null_edge_columns()}) WHERE false")
+            con.execute("CREATE OR REPLACE TABLE cdf (namespace VARCHAR, name VARCHAR, version_id VARCHAR, field_path VARCHAR, type VARCHAR, description VARCHAR, ordinal INTEGER)")
+        else:
+            name = os.path.basename(snapshot_dir)
+            con.execute(
+                "CREATE OR REPLACE TABLE ccl AS SELECT * FROM read_parquet(?, hive_partitioning = false)",
+                [os.path.join(self.warehouse, "current_column_lineage", name, "*.parquet")],
+            )
+            con.execute(
+                "CREATE OR REPLACE TABLE cdf AS SELECT * FROM read_parquet(?, hive_partitioning = false)",
+                [os.path.join(self.warehouse, "current_dataset_fields", name, "*.parquet")],
+            )
+        con.execute(f"CREATE OR REPLACE TABLE cedges AS {_expand_dataset_wide('ccl', 'cdf', version_join=False)}")
+
+    def _history_files(self) -> dict[str, list[str]]:
+        tables = ("column_lineage", "dataset_fields", "dataset_versions", "run_lineage")
+        return {t: sorted(glob.glob(os.path.join(self.warehouse, t, "*=*", "*.parquet"))) for t in tables}
+
+    def load_history(self) -> None:
+        """(Re)load the history tables when their files changed since the last load."""
+        files = self._history_files()
+        signature = tuple((t, tuple((f, os.path.getmtime(f)) for f in fs if os.path.exists(f))) for t, fs in files.items())
+        if signature == self._history_signature:
+            return
+        con = self.con
+        for table, columns in (
+            ("column_lineage", f"{EDGE_COLUMNS}, run_id"),
+            ("dataset_fields", "version_id, namespace, name, field_path, type"),
+            ("dataset_versions", "version_id, namespace, name, run_id, run_state, created_at"),
+            ("run_lineage", "run_id, job_namespace, job_name, ended_at, output_versions"),
+        ):
+            paths = files[table]
+            target = {"column_lineage": "hist_cl", "dataset_fields": "hist_fields", "dataset_versions": "hist_versions", "run_lineage": "hist_runs"}[table]
+            if paths:
+                con.execute(f"CREATE OR REPLACE TABLE {target} AS SELECT {columns} FROM read_parquet(?, hive_partitioning = false, union_by_name = true)", [paths])
+            else:
+                con.execute(f"CREATE OR REPLACE TABLE {target} AS SELECT * FROM ({_empty(table)}) WHERE false")
+        con.execute(f"CREATE OR REPLACE TABLE hist_edges AS {_expand_dataset_wide('hist_cl', 'hist_fields', version_join=True)}")
+        self._history_signature = signature
+
+    # ------------------------------------------------------------------ existence
+
+    def field_exists(self, ref: NodeRef, versioned: bool) -> bool:
+        if versioned:
+            sql = (
+                "SELECT 1 FROM hist_fields WHERE namespace = ? AND name = ? AND field_path = $f "
+                "UNION ALL SELECT 1 FROM hist_edges WHERE output_namespace = ? AND output_name = ? AND output_field = $f "
+                "UNION ALL SELECT 1 FROM hist_edges WHERE input_namespace = ? AND input_name = ? AND input_field = $f LIMIT 1"
+            )
+        else:
+            sql = (
+                "SELECT 1 FROM cdf WHERE namespace = ? AND name = ? AND field_path = $f "
+                "UNION ALL SELECT 1 FROM cedges WHERE output_namespace = ? AND output_name = ? AND output_field = $f "
+                "UNION ALL SELECT 1 FROM cedges WHERE input_namespace = ? AND input_name = ? AND input_field = $f LIMIT 1"
+            )
+        sql = sql.replace("$f", "?")
+        params = [ref.namespace, ref.name, ref.field] * 3
+        return self.con.execute(sql, params).fetchone() is not None
+
+    def dataset_fields(self, namespace: str, name: str, version: str | None) -> list[str]:
+        """Every field known for a dataset (current, or of one version)."""
+        if version is None:
+            sql = (
+                "SELECT field_path FROM cdf WHERE namespace = ? AND name = ? "
+                "UNION SELECT output_field FROM cedges WHERE output_namespace = ? AND output_name = ? "
+                "UNION SELECT input_field FROM cedges WHERE input_namespace = ? AND input_name = ?"
+            )
+            params = [namespace, name] * 3
+        else:
+            sql = (
+                "SELECT field_path FROM hist_fields WHERE version_id = ? "
+                "UNION SELECT output_field FROM hist_edges WHERE output_version_id = ? "
+                "UNION SELECT input_field FROM hist_edges WHERE input_version_id = ? AND input_namespace = ? AND input_name = ?"
+            )
+            params = [version, version, version, namespace, name]
+        return sorted(r[0] for r in self.con.execute(sql, params).fetchall() if r[0] is not None)
+
+    def version_of(self, namespace: str, name: str, version: str | None, at: dt.datetime | None) -> str:
+        """The dataset version a point-in-time answer starts from (NodeNotFound if there is none)."""
+        if version is not None:
+            found = self.con.execute(
+                "SELECT 1 FROM hist_versions WHERE version_id = ? AND namespace = ? AND name = ? "
+                "UNION ALL SELECT 1 FROM hist_edges WHERE input_version_id = ? AND input_namespace = ? AND input_name = ? LIMIT 1",
+                [version, namespace, name, version, namespace, name],
+            ).fetchone()
+            if found is None:
+                raise NodeNotFound(f"dataset {namespace}:{name} has no version {version!r}")
+            return version
+        row = self.con.execute(
+            "SELECT version_id FROM hist_versions WHERE namespace = ? AND name = ? AND run_state = 'COMPLETE' AND created_at <= ? "
+            "ORDER BY created_at DESC, version_id DESC LIMIT 1",
+            [namespace, name, at],
+        ).fetchone()
+        if row is None:
+            raise NodeNotFound(f"dataset {namespace}:{name} had no completed version at {at.isoformat()}")
+        return row[0]
+
+    def job_outputs_at(self, namespace: str, name: str, at: dt.datetime) -> list[tuple[str, str, str]]:
+        """(namespace, name, version) of what the job's latest terminal run at `at` wrote."""
+        row = self.con.execute(
+            "SELECT output_versions FROM hist_runs WHERE job_namespace = ? AND job_name = ? AND ended_at <= ? "
+            "ORDER BY ended_at DESC, run_id DESC LIMIT 1",
+            [namespace, name, at],
+        ).fetchone()
+        if row is None:
+            raise NodeNotFound(f"job {namespace}:{name} had no terminal run at {at.isoformat()}")
+        return [(v["namespace"], v["name"], v["version_id"]) for v in row[0]]
+
+    # ------------------------------------------------------------------ traversal
+
+    def traverse(self, seeds: list[tuple], depth: int, downstream: bool, versioned: bool) -> LineageGraph:
+        con = self.con
+        if versioned:
+            con.execute("CREATE OR REPLACE TEMP TABLE seeds (ns VARCHAR, name VARCHAR, field VARCHAR, version VARCHAR)")
+            con.executemany("INSERT INTO seeds VALUES (?, ?, ?, ?)", seeds)
+        else:
+            con.execute("CREATE OR REPLACE TEMP TABLE seeds (ns VARCHAR, name VARCHAR, field VARCHAR)")
+            con.executemany("INSERT INTO seeds VALUES (?, ?, ?)", seeds)
+        edges_table = "hist_edges" if versioned else "cedges"
+        up_sql = _UP_VERSIONED if versioned else _UP_CURRENT.format(edges=edges_table)
+        down_sql = _DOWN_VERSIONED if versioned else _DOWN_CURRENT.format(edges=edges_table)
+        key = "ns, name, field, version" if versioned else "ns, name, field"
+        con.execute(f"CREATE OR REPLACE TEMP TABLE up AS {up_sql}", [depth])
+        if downstream:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE down AS {down_sql}", [depth])
+        else:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE down AS SELECT {key}, 0 AS hops FROM seeds WHERE false")
+        if versioned:
+            out_match = "u.ns = e.output_namespace AND u.name = e.output_name AND u.field = e.output_field AND u.version = e.output_version_id"
+            in_match = "d.ns = e.input_namespace AND d.name = e.input_name AND d.field = e.input_field AND d.version = e.input_version_id"
+        else:
+            out_match = "u.ns = e.output_namespace AND u.name = e.output_name AND u.field = e.output_field"
+            in_match = "d.ns = e.input_namespace AND d.name = e.input_name AND d.field = e.input_field"
+        rows = con.execute(
+            f"SELECT DISTINCT e.* FROM {edges_table} e JOIN up u ON {out_match} WHERE u.hops < ? "
+            f"UNION SELECT DISTINCT e.* FROM {edges_table} e JOIN down d ON {in_match} WHERE d.hops < ?",
+            [depth, depth],
+        ).fetchall()
+        names = [d[0] for d in con.description]
+        edge_rows = [dict(zip(names, r)) for r in rows]
+        return self._graph(edge_rows, versioned)
+
+    def _types(self, nodes: set[tuple], versioned: bool) -> dict[tuple, str | None]:
+        if not nodes:
+            return {}
+        con = self.con
+        if versioned:
+            con.execute("CREATE OR REPLACE TEMP TABLE want (ns VARCHAR, name VARCHAR, field VARCHAR, version VARCHAR)")
+            con.executemany("INSERT INTO want VALUES (?, ?, ?, ?)", sorted(nodes, key=str))
+            rows = con.execute(
+                "SELECT w.ns, w.name, w.field, w.version, f.type FROM want w JOIN hist_fields f "
+                "ON f.version_id = w.version AND f.field_path = w.field"
+            ).fetchall()
+            return {r[:4]: r[4] for r in rows}
+        con.execute("CREATE OR REPLACE TEMP TABLE want (ns VARCHAR, name VARCHAR, field VARCHAR)")
+        con.executemany("INSERT INTO want VALUES (?, ?, ?)", sorted(nodes, key=str))
+        rows = con.execute(
+            "SELECT w.ns, w.name, w.field, f.type FROM want w JOIN cdf f ON f.namespace = w.ns AND f.name = w.name AND f.field_path = w.field"
+        ).fetchall()
+        return {r[:3]: r[3] for r in rows}
+
+    def _graph(self, edge_rows: list[dict], versioned: bool) -> LineageGraph:
+        def key(side: str, e: dict) -> tuple:
+            base = (e[f"{side}_namespace"], e[f"{side}_name"], e[f"{side}_field"])
+            return (*base, e[f"{side}_version_id"]) if versioned else base
+
+        def node_id(k: tuple) -> str:
+            text = f"datasetField:{k[0]}:{k[1]}:{k[2]}"
+            return f"{text}#{k[3]}" if versioned and k[3] is not None else text
+
+        nodes: dict[tuple, dict] = {}
+        seen_types: dict[tuple, str | None] = {}
+        latest_version: dict[tuple, tuple] = {}
+        for e in edge_rows:
+            for side in ("output", "input"):
+                k = key(side, e)
+                nodes.setdefault(k, {"inputs": {}, "legacy": (None, None), "in": set(), "out": set()})
+                if e.get(f"{side}_field_type") is not None:
+                    seen_types.setdefault(k, e[f"{side}_field_type"])
+                stamp = (e["created_at"].timestamp() if e["created_at"] else float("-inf"), e[f"{side}_version_id"] or "")
+                if not versioned and (k not in latest_version or stamp > latest_version[k]):
+                    latest_version[k] = stamp
+        stored_types = self._types(set(nodes), versioned)
+        for e in edge_rows:
+            out_k, in_k = key("output", e), key("input", e)
+            out_node = nodes[out_k]
+            out_node["in"].add(node_id(in_k))
+            nodes[in_k]["out"].add(node_id(out_k))
+            if e["legacy_transformation_type"] or e["legacy_transformation_description"]:
+                out_node["legacy"] = (e["legacy_transformation_type"], e["legacy_transformation_description"])
+            entry = out_node["inputs"].setdefault(in_k, {
+                "namespace": e["input_namespace"], "dataset": e["input_name"], "field": e["input_field"],
+                "datasetVersion": e["input_version_id"], "transformations": [],
+                "transformationDescription": e["legacy_transformation_description"],
+                "transformationType": e["legacy_transformation_type"],
+                "inputDeclared": e["input_declared"], "datasetWide": e["dataset_wide"],
+            })
+            if e["transformation_type"] is not None or e["transformation_subtype"] is not None:
+                t = {"type": e["transformation_type"], "subtype": e["transformation_subtype"],
+                     "description": e["transformation_description"], "masking": e["masking"]}
+                if t not in entry["transformations"]:
+                    entry["transformations"].append(t)
+            entry["datasetWide"] = entry["datasetWide"] and e["dataset_wide"]
+        graph = []
+        for k in sorted(nodes, key=lambda k: (node_id(k), k)):
+            n = nodes[k]
+            field_type = stored_types.get(k) or seen_types.get(k)
+            data = {
+                "namespace": k[0], "dataset": k[1], "field": k[2], "fieldType": field_type,
+                "datasetVersion": k[3] if versioned else latest_version.get(k, (None, None))[1] or None,
+                "transformationType": n["legacy"][0], "transformationDescription": n["legacy"][1],
+                "inputFields": [
+                    {**v, "transformations": sorted(v["transformations"], key=lambda t: tuple(str(x) for x in t.values()))}
+                    for _k, v in sorted(n["inputs"].items(), key=lambda kv: tuple(str(x) for x in kv[0]))
+                ],
+            }
+            this = node_id(k)
+            graph.append(Node(
+                id=this, type="DATASET_FIELD", data=data,
+                inEdges=[Edge(origin=o, destination=this) for o in sorted(n["in"])],
+                outEdges=[Edge(origin=this, destination=d) for d in sorted(n["out"])],
+            ))
+        return LineageGraph(graph=graph)
+
+
+def _null_edge_columns() -> str:
+    types = {"masking": "BOOLEAN", "input_declared": "BOOLEAN", "output_field_known": "BOOLEAN", "input_field_known": "BOOLEAN", "created_at": "TIMESTAMP"}
+    cols = [c.strip() for c in EDGE_COLUMNS.split(",")]
+    return ", ".join(f"NULL::{types.get(c, 'VARCHAR')} AS {c}" for c in cols)
+
+
+def _empty(table: str) -> str:
+    if table == "column_lineage":
+        return f"SELECT {_null_edge_columns()}, NULL::VARCHAR AS run_id"
+    if table == "dataset_fields":
+        return "SELECT NULL::VARCHAR AS version_id, NULL::VARCHAR AS namespace, NULL::VARCHAR AS name, NULL::VARCHAR AS field_path, NULL::VARCHAR AS type"
+    if table == "dataset_versions":
+        return ("SELECT NULL::VARCHAR AS version_id, NULL::VARCHAR AS namespace, NULL::VARCHAR AS name, NULL::VARCHAR AS run_id, "
+                "NULL::VARCHAR AS run_state, NULL::TIMESTAMP AS created_at")
+    return ("SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS job_namespace, NULL::VARCHAR AS job_name, NULL::TIMESTAMP AS ended_at, "
+            "NULL::STRUCT(namespace VARCHAR, name VARCHAR, version_id VARCHAR)[] AS output_versions")
