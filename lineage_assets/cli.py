@@ -38,6 +38,31 @@ def _ingest(settings: LineageSettings) -> int:
     return 1 if report.failed else 0
 
 
+def _query(args, warehouse: str) -> int:
+    from lineage_assets import LineageQuery, NodeNotFound
+    from lineage_assets.query.render import as_json, as_tree
+
+    if not Path(warehouse).is_dir():
+        print(f"error: warehouse {warehouse} does not exist (run `lineage-assets ingest` or `make demo` first)", file=sys.stderr)
+        return 2
+    try:
+        with LineageQuery(warehouse) as query:
+            if args.question == "lineage":
+                graph = query.lineage(args.node, depth=args.depth)
+            else:
+                graph = query.column_lineage(
+                    args.node, depth=args.depth, with_downstream=args.downstream, dataset_version=args.version, lineage_at=args.at
+                )
+    except NodeNotFound as exc:
+        print(f"not found: {exc}", file=sys.stderr)
+        return 3
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(as_tree(graph) if args.tree else as_json(graph))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lineage-assets", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -54,8 +79,26 @@ def main(argv: list[str] | None = None) -> int:
     p_summary = sub.add_parser("summary", help="row counts of the warehouse tables")
     p_summary.add_argument("--warehouse", default=None)
 
+    p_query = sub.add_parser("query", help="answer a lineage question from the warehouse (JSON by default)")
+    q_sub = p_query.add_subparsers(dest="question", required=True)
+    q_lineage = q_sub.add_parser("lineage", help="the current graph around a job or dataset")
+    q_lineage.add_argument("node", help="job:NAMESPACE:NAME or dataset:NAMESPACE:NAME")
+    q_lineage.add_argument("--depth", type=int, default=20, help="job hops (default 20)")
+    q_column = q_sub.add_parser("column-lineage", help="field-level lineage of a field, dataset or job")
+    q_column.add_argument("node", help="datasetField:NS:NAME:FIELD, dataset:NS:NAME or job:NS:NAME (optionally #VERSION)")
+    q_column.add_argument("--depth", type=int, default=20, help="field hops (default 20)")
+    q_column.add_argument("--downstream", action="store_true", help="add downstream lineage")
+    when = q_column.add_mutually_exclusive_group()
+    when.add_argument("--at", default=None, help="point in time (ISO-8601, UTC unless an offset is given)")
+    when.add_argument("--version", default=None, help="point in time by dataset version id")
+    for q in (q_lineage, q_column):
+        q.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
+        q.add_argument("--tree", action="store_true", help="print an indented tree instead of JSON")
+
     args = parser.parse_args(argv)
     env = LineageSettings.from_env()
+    if args.command == "query":
+        return _query(args, args.warehouse or env.warehouse)
     if args.command == "ingest":
         settings = LineageSettings(
             drop_dir=os.path.abspath(args.drop_dir),

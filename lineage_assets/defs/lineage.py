@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dagster import (
     AllPartitionMapping,
     AssetCheckResult,
+    AssetCheckSeverity,
     AssetCheckSpec,
     AssetDep,
     AssetExecutionContext,
@@ -16,13 +17,14 @@ from dagster import (
     DailyPartitionsDefinition,
     MaterializeResult,
     MetadataValue,
+    asset_check,
     multi_asset,
 )
 from dagster_pyspark import LazyPySparkResource
 from pyspark.sql import functions as F
 
 from lineage_assets.defs.metadata import markdown_table
-from lineage_assets.defs.resources import LineagePaths
+from lineage_assets.defs.resources import LineagePaths, LineageQueryResource
 from lineage_assets.intake import reasons
 from lineage_assets.intake.spark_intake import fingerprints
 from lineage_assets.lineage import state_store
@@ -313,7 +315,22 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
             metadata={"problems": MetadataValue.json(problems[:50]), "components": components},
         )
 
-    return [lineage_fold, current_graph]
+    @asset_check(
+        asset="current_column_lineage",
+        name=COLUMN_FIELDS_CHECK,
+        description="Every current column edge names a field its dataset's current fields hold, or carries the flag "
+        "that says it does not (asked through the LineageQueryResource, over the published snapshot).",
+    )
+    def current_column_edges_name_existing_fields(lineage_query: LineageQueryResource) -> AssetCheckResult:
+        report = lineage_query.current_column_edge_report()
+        unflagged = report["unflagged_missing_output_fields"] + report["unflagged_missing_input_fields"]
+        return AssetCheckResult(
+            passed=unflagged == 0,
+            severity=AssetCheckSeverity.WARN,
+            metadata={key: MetadataValue.int(value) for key, value in report.items()},
+        )
+
+    return [lineage_fold, current_graph, current_column_edges_name_existing_fields]
 
 
 def _key_problems(day: str, written: dict, tables: DayTables) -> list[str]:

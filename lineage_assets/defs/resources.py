@@ -8,8 +8,10 @@ import sys
 from typing import Any
 
 from dagster import ConfigurableResource
+from pydantic import PrivateAttr
 from dagster_pyspark import LazyPySparkResource
 
+from lineage_assets.query.lineage_query import LineageQuery
 from lineage_assets.settings import LineageSettings, parse_start_date
 
 SPARK_DEFAULTS: dict[str, str] = {
@@ -96,3 +98,37 @@ class LineagePaths(ConfigurableResource):
     @property
     def start(self):
         return parse_start_date(self.start_date)
+
+
+class LineageQueryResource(ConfigurableResource):
+    """The query helper as a Dagster resource: the same methods as `LineageQuery`.
+
+    DuckDB runs in memory and only reads the warehouse's Parquet, so the resource never takes a
+    lock that could block a materialization, the UI or another reader.
+    """
+
+    warehouse: str
+    _helper: Any = PrivateAttr(default=None)
+
+    @classmethod
+    def from_settings(cls, settings: LineageSettings) -> "LineageQueryResource":
+        return cls(warehouse=settings.warehouse)
+
+    def query(self) -> LineageQuery:
+        if self._helper is None:
+            self._helper = LineageQuery(self.warehouse)
+        return self._helper
+
+    def lineage(self, *args, **kwargs):
+        return self.query().lineage(*args, **kwargs)
+
+    def column_lineage(self, *args, **kwargs):
+        return self.query().column_lineage(*args, **kwargs)
+
+    def current_column_edge_report(self) -> dict[str, int]:
+        return self.query().current_column_edge_report()
+
+    def teardown_after_execution(self, context) -> None:
+        if self._helper is not None:
+            self._helper.close()
+            self._helper = None

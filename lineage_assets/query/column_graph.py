@@ -102,19 +102,26 @@ class ColumnGraph:
     # ------------------------------------------------------------------ loading
 
     def load_current(self, snapshot_dir: str | None) -> None:
+        """Load the column tables of the snapshot that `snapshot_dir` (current_lineage) names;
+        a warehouse written before column lineage existed (no such table folder at all) reads as
+        no column edges; a snapshot folder that vanished raises, so that the caller retries."""
         con = self.con
-        if snapshot_dir is None:
-            con.execute(f"CREATE OR REPLACE TABLE ccl AS SELECT * FROM (SELECT NULL::VARCHAR AS job_namespace, NULL::VARCHAR AS job_name, {_null_edge_columns()}) WHERE false")
-            con.execute("CREATE OR REPLACE TABLE cdf (namespace VARCHAR, name VARCHAR, version_id VARCHAR, field_path VARCHAR, type VARCHAR, description VARCHAR, ordinal INTEGER)")
+        name = os.path.basename(snapshot_dir) if snapshot_dir else None
+        edges_dir = os.path.join(self.warehouse, "current_column_lineage", name) if name else None
+        fields_dir = os.path.join(self.warehouse, "current_dataset_fields", name) if name else None
+        if edges_dir and os.path.isdir(os.path.join(self.warehouse, "current_column_lineage")):
+            con.execute("CREATE OR REPLACE TABLE ccl AS SELECT * FROM read_parquet(?, hive_partitioning = false)", [os.path.join(edges_dir, "*.parquet")])
         else:
-            name = os.path.basename(snapshot_dir)
             con.execute(
-                "CREATE OR REPLACE TABLE ccl AS SELECT * FROM read_parquet(?, hive_partitioning = false)",
-                [os.path.join(self.warehouse, "current_column_lineage", name, "*.parquet")],
+                "CREATE OR REPLACE TABLE ccl AS SELECT * FROM (SELECT NULL::VARCHAR AS job_namespace, NULL::VARCHAR AS job_name, "
+                f"{_null_edge_columns()}) WHERE false"
             )
+        if fields_dir and os.path.isdir(os.path.join(self.warehouse, "current_dataset_fields")):
+            con.execute("CREATE OR REPLACE TABLE cdf AS SELECT * FROM read_parquet(?, hive_partitioning = false)", [os.path.join(fields_dir, "*.parquet")])
+        else:
             con.execute(
-                "CREATE OR REPLACE TABLE cdf AS SELECT * FROM read_parquet(?, hive_partitioning = false)",
-                [os.path.join(self.warehouse, "current_dataset_fields", name, "*.parquet")],
+                "CREATE OR REPLACE TABLE cdf (namespace VARCHAR, name VARCHAR, version_id VARCHAR, field_path VARCHAR, "
+                "type VARCHAR, description VARCHAR, ordinal INTEGER)"
             )
         con.execute(f"CREATE OR REPLACE TABLE cedges AS {_expand_dataset_wide('ccl', 'cdf', version_join=False)}")
 
@@ -216,12 +223,12 @@ class ColumnGraph:
 
     def traverse(self, seeds: list[tuple], depth: int, downstream: bool, versioned: bool) -> LineageGraph:
         con = self.con
-        if versioned:
-            con.execute("CREATE OR REPLACE TEMP TABLE seeds (ns VARCHAR, name VARCHAR, field VARCHAR, version VARCHAR)")
-            con.executemany("INSERT INTO seeds VALUES (?, ?, ?, ?)", seeds)
-        else:
-            con.execute("CREATE OR REPLACE TEMP TABLE seeds (ns VARCHAR, name VARCHAR, field VARCHAR)")
-            con.executemany("INSERT INTO seeds VALUES (?, ?, ?)", seeds)
+        columns = list(zip(*seeds)) if seeds else [(), (), (), ()][: 4 if versioned else 3]
+        names = ("ns", "name", "field", "version") if versioned else ("ns", "name", "field")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE seeds AS SELECT " + ", ".join(f"unnest(?::VARCHAR[]) AS {n}" for n in names),
+            [list(c) for c in columns],
+        )
         edges_table = "hist_edges" if versioned else "cedges"
         up_sql = _UP_VERSIONED if versioned else _UP_CURRENT.format(edges=edges_table)
         down_sql = _DOWN_VERSIONED if versioned else _DOWN_CURRENT.format(edges=edges_table)
@@ -237,33 +244,26 @@ class ColumnGraph:
         else:
             out_match = "u.ns = e.output_namespace AND u.name = e.output_name AND u.field = e.output_field"
             in_match = "d.ns = e.input_namespace AND d.name = e.input_name AND d.field = e.input_field"
+        if versioned:
+            typed = (
+                "SELECT e.*, coalesce(fo.type, e.output_field_type) AS output_type, coalesce(fi.type, e.input_field_type) AS input_type "
+                "FROM picked e LEFT JOIN hist_fields fo ON fo.version_id = e.output_version_id AND fo.field_path = e.output_field "
+                "LEFT JOIN hist_fields fi ON fi.version_id = e.input_version_id AND fi.field_path = e.input_field"
+            )
+        else:
+            typed = (
+                "SELECT e.*, coalesce(fo.type, e.output_field_type) AS output_type, coalesce(fi.type, e.input_field_type) AS input_type "
+                "FROM picked e LEFT JOIN cdf fo ON fo.namespace = e.output_namespace AND fo.name = e.output_name AND fo.field_path = e.output_field "
+                "LEFT JOIN cdf fi ON fi.namespace = e.input_namespace AND fi.name = e.input_name AND fi.field_path = e.input_field"
+            )
         rows = con.execute(
-            f"SELECT DISTINCT e.* FROM {edges_table} e JOIN up u ON {out_match} WHERE u.hops < ? "
-            f"UNION SELECT DISTINCT e.* FROM {edges_table} e JOIN down d ON {in_match} WHERE d.hops < ?",
+            f"WITH picked AS (SELECT e.* FROM {edges_table} e JOIN up u ON {out_match} WHERE u.hops < ? "
+            f"UNION SELECT e.* FROM {edges_table} e JOIN down d ON {in_match} WHERE d.hops < ?) {typed}",
             [depth, depth],
         ).fetchall()
         names = [d[0] for d in con.description]
         edge_rows = [dict(zip(names, r)) for r in rows]
         return self._graph(edge_rows, versioned)
-
-    def _types(self, nodes: set[tuple], versioned: bool) -> dict[tuple, str | None]:
-        if not nodes:
-            return {}
-        con = self.con
-        if versioned:
-            con.execute("CREATE OR REPLACE TEMP TABLE want (ns VARCHAR, name VARCHAR, field VARCHAR, version VARCHAR)")
-            con.executemany("INSERT INTO want VALUES (?, ?, ?, ?)", sorted(nodes, key=str))
-            rows = con.execute(
-                "SELECT w.ns, w.name, w.field, w.version, f.type FROM want w JOIN hist_fields f "
-                "ON f.version_id = w.version AND f.field_path = w.field"
-            ).fetchall()
-            return {r[:4]: r[4] for r in rows}
-        con.execute("CREATE OR REPLACE TEMP TABLE want (ns VARCHAR, name VARCHAR, field VARCHAR)")
-        con.executemany("INSERT INTO want VALUES (?, ?, ?)", sorted(nodes, key=str))
-        rows = con.execute(
-            "SELECT w.ns, w.name, w.field, f.type FROM want w JOIN cdf f ON f.namespace = w.ns AND f.name = w.name AND f.field_path = w.field"
-        ).fetchall()
-        return {r[:3]: r[3] for r in rows}
 
     def _graph(self, edge_rows: list[dict], versioned: bool) -> LineageGraph:
         def key(side: str, e: dict) -> tuple:
@@ -281,12 +281,11 @@ class ColumnGraph:
             for side in ("output", "input"):
                 k = key(side, e)
                 nodes.setdefault(k, {"inputs": {}, "legacy": (None, None), "in": set(), "out": set()})
-                if e.get(f"{side}_field_type") is not None:
-                    seen_types.setdefault(k, e[f"{side}_field_type"])
+                if e.get(f"{side}_type") is not None:
+                    seen_types.setdefault(k, e[f"{side}_type"])
                 stamp = (e["created_at"].timestamp() if e["created_at"] else float("-inf"), e[f"{side}_version_id"] or "")
                 if not versioned and (k not in latest_version or stamp > latest_version[k]):
                     latest_version[k] = stamp
-        stored_types = self._types(set(nodes), versioned)
         for e in edge_rows:
             out_k, in_k = key("output", e), key("input", e)
             out_node = nodes[out_k]
@@ -310,7 +309,7 @@ class ColumnGraph:
         graph = []
         for k in sorted(nodes, key=lambda k: (node_id(k), k)):
             n = nodes[k]
-            field_type = stored_types.get(k) or seen_types.get(k)
+            field_type = seen_types.get(k)
             data = {
                 "namespace": k[0], "dataset": k[1], "field": k[2], "fieldType": field_type,
                 "datasetVersion": k[3] if versioned else latest_version.get(k, (None, None))[1] or None,

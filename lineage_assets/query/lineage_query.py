@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
+import time
 
 import duckdb
 
@@ -47,10 +48,28 @@ class LineageQuery:
 
     # ------------------------------------------------------------------ loading
 
-    def _refresh(self) -> None:
-        current = snapshots.current_dir(self.warehouse, "current_lineage")
-        if current == self._snapshot:
+    def _refresh(self, attempts: int = 10) -> None:
+        """Load the published snapshot if it changed. A snapshot that vanishes while it is being
+        read (two newer ones were published meanwhile) is given up for the newest one; the
+        tables are loaded in one transaction, so a half-loaded snapshot is never answered from."""
+        for attempt in range(attempts):
+            current = snapshots.current_dir(self.warehouse, "current_lineage")
+            if current == self._snapshot:
+                return
+            try:
+                self._con.execute("BEGIN TRANSACTION")
+                self._load(current)
+                self._con.execute("COMMIT")
+            except duckdb.IOException:
+                self._con.execute("ROLLBACK")
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+                continue
+            self._snapshot = current
             return
+
+    def _load(self, current: str | None) -> None:
         con = self._con
         if current is None:
             con.execute("CREATE OR REPLACE TABLE edges (job_id VARCHAR, dataset_id VARCHAR, job_namespace VARCHAR, job_name VARCHAR, dataset_namespace VARCHAR, dataset_name VARCHAR, direction VARCHAR, component_id VARCHAR)")
@@ -70,7 +89,6 @@ class LineageQuery:
                 [os.path.join(jobs_dir, "*.parquet")],
             )
         self._columns.load_current(current)
-        self._snapshot = current
 
     # ------------------------------------------------------------------ resolution
 
@@ -231,6 +249,35 @@ class LineageQuery:
                    "UNION ALL SELECT 1 FROM cedges WHERE input_namespace = ? AND input_name = ? LIMIT 1")
             params = [ref.namespace, ref.name] * 3
         return con.execute(sql, params).fetchone() is not None
+
+    def current_column_edge_report(self) -> dict[str, int]:
+        """Counts over the published current column edges: how many there are, how many carry a
+        flag (undeclared input, field missing from its version's schema), and how many name a
+        field that the current fields of a dataset with a known schema do not hold, unflagged."""
+        with self._lock:
+            self._refresh()
+            row = self._con.execute(
+                """
+                WITH known AS (SELECT DISTINCT namespace, name FROM cdf)
+                SELECT
+                    count(*) AS edges,
+                    count(*) FILTER (WHERE NOT coalesce(input_declared, true)) AS undeclared_inputs,
+                    count(*) FILTER (WHERE output_field_known = false OR input_field_known = false) AS flagged_unknown_fields,
+                    count(*) FILTER (
+                        WHERE output_field IS NOT NULL AND coalesce(output_field_known, true)
+                          AND (output_namespace, output_name) IN (SELECT (namespace, name) FROM known)
+                          AND (output_namespace, output_name, output_field) NOT IN (SELECT (namespace, name, field_path) FROM cdf)
+                    ) AS unflagged_missing_output_fields,
+                    count(*) FILTER (
+                        WHERE coalesce(input_field_known, true)
+                          AND (input_namespace, input_name) IN (SELECT (namespace, name) FROM known)
+                          AND (input_namespace, input_name, input_field) NOT IN (SELECT (namespace, name, field_path) FROM cdf)
+                    ) AS unflagged_missing_input_fields
+                FROM ccl
+                """
+            ).fetchone()
+            names = [d[0] for d in self._con.description]
+        return dict(zip(names, (int(v) for v in row)))
 
     def close(self) -> None:
         self._con.close()

@@ -1,0 +1,126 @@
+"""`LineageQueryResource`, the check that uses it, reads during writes, and the query command.
+
+These use a synthetic snapshot written with pyarrow (lineage_assets.query.synthetic): no fold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from lineage_assets import LineageQuery
+from lineage_assets.cli import main
+from lineage_assets.definitions import build_definitions
+from lineage_assets.defs.lineage import COLUMN_FIELDS_CHECK
+from lineage_assets.defs.resources import LineageQueryResource
+from lineage_assets.query.render import as_tree
+from lineage_assets.query.synthetic import NS, build
+from lineage_assets.settings import LineageSettings
+from lineage_assets.warehouse import snapshots
+
+FIELD = f"datasetField:{NS}:p1.table4:f2"
+
+
+@pytest.fixture()
+def warehouse(tmp_path):
+    build(str(tmp_path / "wh"), jobs=60, chain=6, fields=4, fan_in=2, seed=3)
+    return str(tmp_path / "wh")
+
+
+def test_the_resource_answers_like_the_class(warehouse):
+    resource = LineageQueryResource(warehouse=warehouse)
+    with LineageQuery(warehouse) as plain:
+        assert resource.column_lineage(FIELD, depth=3) == plain.column_lineage(FIELD, depth=3)
+        assert resource.column_lineage(FIELD, with_downstream=True) == plain.column_lineage(FIELD, with_downstream=True)
+        assert resource.lineage(f"job:{NS}:p1.job4", depth=1) == plain.lineage(f"job:{NS}:p1.job4", depth=1)
+    assert len(resource.column_lineage(FIELD).graph) > 2
+
+
+def _check(warehouse):
+    defs = build_definitions(LineageSettings(warehouse, warehouse, "2024-01-01"))
+    [check] = [c for c in defs.asset_checks if c.check_key.name == COLUMN_FIELDS_CHECK]
+    return check
+
+
+def test_the_column_fields_check_uses_the_resource_and_can_fail(warehouse):
+    check = _check(warehouse)
+    result = check(lineage_query=LineageQueryResource(warehouse=warehouse))
+    assert result.passed and result.metadata["edges"].value > 0
+    # an unflagged edge naming a field its dataset does not have: the check says so
+    folder = snapshots.current_dir(warehouse, "current_column_lineage")
+    path = os.path.join(folder, "part-0.parquet")
+    table = pq.read_table(path).to_pylist()
+    table[0]["output_field"] = "ghost"
+    import pyarrow as pa
+
+    pq.write_table(pa.Table.from_pylist(table, schema=pq.read_schema(path)), path)
+    result = check(lineage_query=LineageQueryResource(warehouse=warehouse))
+    assert not result.passed and result.metadata["unflagged_missing_output_fields"].value == 1
+
+
+def _republish(warehouse: str, source_id: str, new_id: str) -> None:
+    """What a materialization of current_graph does to the files: a new snapshot folder per
+    table, then the pointers, current_lineage last."""
+    for table in ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage"):
+        target = snapshots.snapshot_dir(warehouse, table, new_id)
+        shutil.copytree(snapshots.snapshot_dir(warehouse, table, source_id), target)
+        os.utime(target)  # a freshly written folder (copytree would keep the source's time)
+    for table in ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage"):
+        snapshots.publish(warehouse, table, new_id)
+
+
+def test_it_answers_while_the_warehouse_is_being_written_and_locks_nothing(warehouse):
+    expected = LineageQuery(warehouse).column_lineage(FIELD).model_dump()
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    published = [0]
+
+    def writer():
+        source = "bench"
+        try:
+            while not stop.is_set():
+                new = f"w{published[0]}"
+                _republish(warehouse, source, new)
+                source = new
+                published[0] += 1
+                stop.wait(0.05)  # far more often than a real materialization publishes
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        answers = []
+        for _ in range(40):
+            with LineageQuery(warehouse) as query:  # a fresh helper follows the newest pointer
+                answers.append(query.column_lineage(FIELD).model_dump())
+            # another reader of the same files at the same time: DuckDB holds no lock on them
+            duckdb.sql(f"select count(*) from read_parquet('{snapshots.current_dir(warehouse, 'current_jobs')}/*.parquet')").fetchall()
+    finally:
+        stop.set()
+        thread.join()
+    assert not errors
+    assert published[0] > 1  # the writer really ran alongside
+    assert all(a == expected for a in answers)
+
+
+def test_query_command_prints_json_and_a_tree(warehouse, capsys):
+    assert main(["query", "column-lineage", FIELD, "--warehouse", warehouse, "--depth", "2"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    with LineageQuery(warehouse) as query:
+        graph = query.column_lineage(FIELD, depth=2)
+    assert printed == graph.model_dump(mode="json")
+    assert main(["query", "column-lineage", FIELD, "--warehouse", warehouse, "--depth", "2", "--tree"]) == 0
+    tree = capsys.readouterr().out
+    assert tree.strip() == as_tree(graph)
+    assert tree.splitlines()[0].startswith(FIELD) and tree.splitlines()[1].startswith("  <- datasetField:")
+    assert main(["query", "column-lineage", f"datasetField:{NS}:p1.table4:nope", "--warehouse", warehouse]) == 3
+    assert main(["query", "column-lineage", "nonsense", "--warehouse", warehouse]) == 2
+    assert main(["query", "lineage", f"job:{NS}:p1.job4", "--warehouse", warehouse, "--depth", "0"]) == 0
+    assert {n["id"] for n in json.loads(capsys.readouterr().out)["graph"]} >= {f"job:{NS}:p1.job4"}
