@@ -136,6 +136,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {node.type:<8} {node.id}   <- {ins}")
         except NodeNotFound as exc:
             print(f"  (no answer: {exc})")
+        from lineage_assets.query.render import as_tree
+
+        field = "datasetField:postgres://warehouse.example.com:5432:reporting.revenue_by_country:revenue"
+        print(f"\nsample column query: lineage-assets query column-lineage '{field}' --tree")
+        try:
+            with LineageQuery(settings.warehouse) as query:
+                print("  " + as_tree(query.column_lineage(field)).replace("\n", "\n  "))
+        except NodeNotFound as exc:
+            print(f"  (no answer: {exc})")
         print("\nnext: `make dev` and open http://127.0.0.1:3000 to see these runs, partitions and checks")
         return code
     if args.command == "summary":

@@ -243,25 +243,17 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
         name="current_graph",
         specs=[
             AssetSpec(
-                "current_jobs", group_name="lineage", kinds={"spark", "parquet"},
-                deps=[AssetDep("run_lineage", partition_mapping=AllPartitionMapping())],
-                description="Each job's current version (that of its latest terminal run) and its component.",
-            ),
-            AssetSpec(
-                "current_lineage", group_name="lineage", kinds={"spark", "parquet"},
-                deps=[AssetDep("run_lineage", partition_mapping=AllPartitionMapping())],
-                description="The edges of each job's current version: the current lineage graph.",
-            ),
-            AssetSpec(
-                "current_column_lineage", group_name="lineage", kinds={"spark", "parquet"},
-                deps=[AssetDep("column_lineage", partition_mapping=AllPartitionMapping())],
-                description="Column edges of each dataset's current writers (latest run of each job whose current version outputs it).",
-            ),
-            AssetSpec(
-                "current_dataset_fields", group_name="lineage", kinds={"spark", "parquet"},
-                deps=[AssetDep("dataset_fields", partition_mapping=AllPartitionMapping())],
-                description="Each dataset's current fields (its newest version with a schema; FAIL/ABORT writes only as a fallback).",
-            ),
+                name, group_name="lineage", kinds={"spark", "parquet"}, description=desc,
+                deps=[AssetDep(upstream, partition_mapping=AllPartitionMapping())],
+            )
+            for name, upstream, desc in (
+                ("current_jobs", "run_lineage", "Each job's current version (that of its latest terminal run) and its component."),
+                ("current_lineage", "run_lineage", "The edges of each job's current version: the current lineage graph."),
+                ("current_column_lineage", "column_lineage",
+                 "Column edges of each dataset's current writers (latest run of each job whose current version outputs it)."),
+                ("current_dataset_fields", "dataset_fields",
+                 "Each dataset's current fields (its newest version with a schema; FAIL/ABORT writes only as a fallback)."),
+            )
         ],
         check_specs=[
             AssetCheckSpec(

@@ -213,10 +213,10 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
     day_lit = F.lit(day).cast("date")
     run_events = events.filter("event_kind = 'RUN'").unionByName(prev.open_events.select(*events.columns))
 
-    coalesced = run_events.groupBy("run_id").applyInArrow(_coalesce_groups, COALESCED).cache()
+    coalesced = run_events.groupBy("run_id").applyInArrow(_coalesce_groups, COALESCED).localCheckpoint()
     mismatched_ids = coalesced.select(F.explode("mismatched_event_ids").alias("event_id"))
     job_mismatch = run_events.join(mismatched_ids, "event_id", "left_semi")
-    terminal = coalesced.filter("state is not null").cache()
+    terminal = coalesced.filter("state is not null").localCheckpoint()
     open_ids = coalesced.filter("state is null").select("run_id")
     open_events = run_events.join(open_ids, "run_id", "left_semi").join(mismatched_ids, "event_id", "left_anti")
 
@@ -246,7 +246,7 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
     fold_input = _state_json(prev.jobs).unionByName(
         items.select("job_namespace", "job_name", F.lit(None).cast("string").alias("state_json"), *[f.name for f in FOLD_INPUT.fields[3:]])
     )
-    folded = fold_input.groupBy("job_namespace", "job_name").applyInArrow(_fold_groups, FOLD_OUTPUT).cache()
+    folded = fold_input.groupBy("job_namespace", "job_name").applyInArrow(_fold_groups, FOLD_OUTPUT).localCheckpoint()
 
     version_payload = F.from_json("payload", JOB_VERSIONS_JSON)
     job_versions = folded.filter("kind = 'version'").select(version_payload.alias("v")).select(
@@ -293,7 +293,7 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
         _facet("dataset_facets", "$.lifecycleStateChange.lifecycleStateChange").alias("lifecycle_state"),
         F.lit(None).cast("long").alias("row_count"),
     )
-    run_versions = run_versions.cache()
+    run_versions = run_versions.localCheckpoint()
     dataset_versions = run_versions.unionByName(dataset_events).withColumn("created_date", day_lit)
 
     # ---- input resolution
@@ -343,7 +343,7 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
     resolved = reads.join(best, ["run_id", "namespace", "name"], "left").select(
         "run_id", "namespace", "name",
         F.coalesce("version_id", dataset_version_id(F.col("namespace"), F.col("name"), "source", F.col("wanted_storage_version"))).alias("version_id"),
-    )
+    ).localCheckpoint()
     input_versions = resolved.groupBy("run_id").agg(
         F.array_sort(F.collect_list(F.struct("namespace", "name", "version_id"))).alias("input_versions")
     )
@@ -366,8 +366,8 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
     )
 
     # ---- column lineage and dataset fields
-    fields_today = cl.dataset_fields(dataset_versions).cache()
-    edges = cl.column_edges(terminal, run_versions, resolved, fields_today).cache()
+    fields_today = cl.dataset_fields(dataset_versions).localCheckpoint()
+    edges = cl.column_edges(terminal, run_versions, resolved, fields_today).localCheckpoint()
     column_lineage = edges.withColumn("created_date", day_lit)
     dataset_fields = fields_today.withColumn("created_date", day_lit)
 

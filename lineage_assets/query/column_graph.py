@@ -28,50 +28,22 @@ EDGE_COLUMNS = (
     "input_declared, output_field_known, input_field_known, created_at"
 )
 
-# edges: (output field <- input field); walk upstream from outputs to inputs, downstream the other way
-_UP_CURRENT = """
-WITH RECURSIVE walk(ns, name, field, hops) AS (
-    SELECT ns, name, field, 0 FROM seeds
-    UNION
-    SELECT e.input_namespace, e.input_name, e.input_field, w.hops + 1
-    FROM walk w JOIN {edges} e
-      ON e.output_namespace = w.ns AND e.output_name = w.name AND e.output_field = w.field
-    WHERE w.hops < ?
-)
-SELECT ns, name, field, min(hops) AS hops FROM walk GROUP BY ALL
-"""
-_DOWN_CURRENT = """
-WITH RECURSIVE walk(ns, name, field, hops) AS (
-    SELECT ns, name, field, 0 FROM seeds
-    UNION
-    SELECT e.output_namespace, e.output_name, e.output_field, w.hops + 1
-    FROM walk w JOIN {edges} e
-      ON e.input_namespace = w.ns AND e.input_name = w.name AND e.input_field = w.field
-    WHERE w.hops < ?
-)
-SELECT ns, name, field, min(hops) AS hops FROM walk GROUP BY ALL
-"""
-_UP_VERSIONED = """
-WITH RECURSIVE walk(ns, name, field, version, hops) AS (
-    SELECT ns, name, field, version, 0 FROM seeds
-    UNION
-    SELECT e.input_namespace, e.input_name, e.input_field, e.input_version_id, w.hops + 1
-    FROM walk w JOIN hist_edges e ON e.output_version_id = w.version AND e.output_field = w.field
-    WHERE w.hops < ?
-)
-SELECT ns, name, field, version, min(hops) AS hops FROM walk GROUP BY ALL
-"""
-_DOWN_VERSIONED = """
-WITH RECURSIVE walk(ns, name, field, version, hops) AS (
-    SELECT ns, name, field, version, 0 FROM seeds
-    UNION
-    SELECT e.output_namespace, e.output_name, e.output_field, e.output_version_id, w.hops + 1
-    FROM walk w JOIN hist_edges e
-      ON e.input_version_id = w.version AND e.input_namespace = w.ns AND e.input_name = w.name AND e.input_field = w.field
-    WHERE w.hops < ?
-)
-SELECT ns, name, field, version, min(hops) AS hops FROM walk GROUP BY ALL
-"""
+def _walk_sql(downstream: bool, versioned: bool) -> str:
+    """A recursive CTE over field edges (output field <- input field): upstream goes from outputs
+    to their inputs, downstream from inputs to the outputs they feed. Versioned walks follow the
+    version ids (the version a run wrote, the version it read). Rows: node, fewest hops."""
+    here, there = ("input", "output") if downstream else ("output", "input")
+    cols = "ns, name, field" + (", version" if versioned else "")
+    step = f"e.{there}_namespace, e.{there}_name, e.{there}_field" + (f", e.{there}_version_id" if versioned else "")
+    on = f"e.{here}_namespace = w.ns AND e.{here}_name = w.name AND e.{here}_field = w.field"
+    if versioned:
+        on += f" AND e.{here}_version_id = w.version"
+    edges = "hist_edges" if versioned else "cedges"
+    return (
+        f"WITH RECURSIVE walk({cols}, hops) AS (SELECT {cols}, 0 FROM seeds UNION "
+        f"SELECT {step}, w.hops + 1 FROM walk w JOIN {edges} e ON {on} WHERE w.hops < ?) "
+        f"SELECT {cols}, min(hops) AS hops FROM walk GROUP BY ALL"
+    )
 
 
 def _expand_dataset_wide(source: str, fields: str, version_join: bool) -> str:
@@ -199,25 +171,26 @@ class ColumnGraph:
             if found is None:
                 raise NodeNotFound(f"dataset {namespace}:{name} has no version {version!r}")
             return version
-        row = self.con.execute(
+        return self._latest(
             "SELECT version_id FROM hist_versions WHERE namespace = ? AND name = ? AND run_state = 'COMPLETE' AND created_at <= ? "
             "ORDER BY created_at DESC, version_id DESC LIMIT 1",
-            [namespace, name, at],
-        ).fetchone()
-        if row is None:
-            raise NodeNotFound(f"dataset {namespace}:{name} had no completed version at {at.isoformat()}")
-        return row[0]
+            [namespace, name, at], f"dataset {namespace}:{name} had no completed version at {at.isoformat()}",
+        )
 
     def job_outputs_at(self, namespace: str, name: str, at: dt.datetime) -> list[tuple[str, str, str]]:
         """(namespace, name, version) of what the job's latest terminal run at `at` wrote."""
-        row = self.con.execute(
+        versions = self._latest(
             "SELECT output_versions FROM hist_runs WHERE job_namespace = ? AND job_name = ? AND ended_at <= ? "
             "ORDER BY ended_at DESC, run_id DESC LIMIT 1",
-            [namespace, name, at],
-        ).fetchone()
+            [namespace, name, at], f"job {namespace}:{name} had no terminal run at {at.isoformat()}",
+        )
+        return [(v["namespace"], v["name"], v["version_id"]) for v in versions]
+
+    def _latest(self, sql: str, params: list, missing: str):
+        row = self.con.execute(sql, params).fetchone()
         if row is None:
-            raise NodeNotFound(f"job {namespace}:{name} had no terminal run at {at.isoformat()}")
-        return [(v["namespace"], v["name"], v["version_id"]) for v in row[0]]
+            raise NodeNotFound(missing)
+        return row[0]
 
     # ------------------------------------------------------------------ traversal
 
@@ -230,8 +203,7 @@ class ColumnGraph:
             [list(c) for c in columns],
         )
         edges_table = "hist_edges" if versioned else "cedges"
-        up_sql = _UP_VERSIONED if versioned else _UP_CURRENT.format(edges=edges_table)
-        down_sql = _DOWN_VERSIONED if versioned else _DOWN_CURRENT.format(edges=edges_table)
+        up_sql, down_sql = _walk_sql(False, versioned), _walk_sql(True, versioned)
         key = "ns, name, field, version" if versioned else "ns, name, field"
         con.execute(f"CREATE OR REPLACE TEMP TABLE up AS {up_sql}", [depth])
         if downstream:

@@ -1,13 +1,15 @@
 """The whole pipeline (sensor, intake, daily fold, snapshot) is independent of how events arrive.
 
-One two-day stream with reruns, a code-version change, a failed run, an empty run, a run across
-midnight and an A, B, A job. A one-shot landing (one drop, one N-day range run) is the reference.
-It must equal, row for row:
-- N one-day runs (the days landed in order, one run per day: DESIGN.md single-run backfill vs
-  daily runs);
-- random splits of the stream into drops landed in random order in two waves (5 seeds). When a
-  wave brings events for a day already processed, the sensor must request one run from that day
-  through the last processed day (late events recompute forward).
+A two-day stream with reruns, a code-version change, a failed and an aborted run, an empty run,
+a run across midnight and an A, B, A job. Landing it as one drop (one N-day range run) is the
+reference. It must equal, row for row:
+- N one-day runs (the days landed in order, one run per day);
+- random splits of the stream into drops landed in random order in two waves, for 5 seeds.
+  The seeds run side by side in one warehouse, each in its own namespaces (seed k's jobs and
+  datasets live in `seed{k}`), so their drops interleave and one pipeline run serves them all;
+  every seed's rows are compared with the same seed's rows of the reference. When a wave brings
+  events for a day already processed, the sensor must request one run from that day through the
+  last processed day (late events recompute forward).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dagster import DagsterInstance
 from lineage_assets.runner import ingest
 from lineage_assets.settings import LineageSettings
 from lineage_assets.warehouse import snapshots
-from lineage_assets_tests.support import ds, run_event
+from lineage_assets_tests.support import ds, run_event, run_uuid
 
 D1, D2 = "2024-03-01", "2024-03-02"
 TABLES = {"runs": "end_date", "job_versions": "created_date", "dataset_versions": "created_date", "run_lineage": "end_date"}
@@ -31,6 +33,21 @@ TABLES = {"runs": "end_date", "job_versions": "created_date", "dataset_versions"
 
 def _code(version: str) -> dict:
     return {"sourceCodeLocation": {"type": "git", "url": "https://git.example.com/etl", "version": version}}
+
+
+def stream(seed: int) -> list[dict]:
+    """The stream of one seed, in namespaces of its own."""
+    ns = f"seed{seed}"
+    out = []
+    for event in STREAM:
+        event = json.loads(json.dumps(event))
+        event["job"]["namespace"] = ns
+        event["run"]["runId"] = run_uuid(f"{seed}/{event['run']['runId']}")
+        for side in ("inputs", "outputs"):
+            for dataset in event[side]:
+                dataset["namespace"] = ns
+        out.append(event)
+    return out
 
 
 STREAM = [
@@ -65,7 +82,7 @@ def _land(folder, name: str, events: list[dict], form: str) -> None:
 
 def _tables(warehouse) -> dict[str, list[tuple]]:
     out = {}
-    for name, column in TABLES.items():
+    for name in TABLES:
         out[name] = duckdb.sql(
             f"select * from read_parquet('{warehouse}/{name}/**/*.parquet', hive_partitioning = true, union_by_name = true) "
             "order by all"
@@ -77,64 +94,90 @@ def _tables(warehouse) -> dict[str, list[tuple]]:
     return out
 
 
+def _of_seed(tables: dict[str, list[tuple]], seed: int) -> dict[str, list[tuple]]:
+    """The rows that belong to one seed (its namespace appears in them)."""
+    mark = f"seed{seed}"
+    return {name: [row for row in rows if mark in repr(row)] for name, rows in tables.items()}
+
+
 def _quiet(_message: str) -> None:
     pass
 
 
 def _daily_runs(report) -> list[str]:
-    return [label for job, label, _ok in report.runs if job == "daily_job"]
+    """The daily runs' partition labels: "D" for one day, "A..B" for a range of several."""
+    labels = []
+    for job, label, _ok in report.runs:
+        if job == "daily_job":
+            start, _, end = label.partition("..")
+            labels.append(start if end in ("", start) else label)
+    return labels
+
+
+SEEDS = (1, 2, 3, 4, 5)
 
 
 @pytest.fixture(scope="module")
 def one_shot(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("one_shot")
-    _land(root / "drops", "all", STREAM, "ndjson")
+    _land(root / "drops", "all", [e for seed in SEEDS for e in stream(seed)], "ndjson")
     settings = LineageSettings(str(root / "drops"), str(root / "wh"), "2024-01-01")
     with DagsterInstance.ephemeral() as instance:
         report = ingest(settings, instance, log=_quiet)
     assert not report.failed
     assert _daily_runs(report) == [f"{D1}..{D2}"]  # N days as one range run
     tables = _tables(root / "wh")
-    assert len(tables["runs"]) == 10 and len(tables["current_lineage"]) > 0
+    for seed in SEEDS:
+        assert len(_of_seed(tables, seed)["runs"]) == 10
     return tables
 
 
 def test_n_one_day_runs_equal_one_range_run(spark, tmp_path, one_shot):
     settings = LineageSettings(str(tmp_path / "drops"), str(tmp_path / "wh"), "2024-01-01")
+    events = stream(1)
     with DagsterInstance.ephemeral() as instance:
         for day in (D1, D2):
-            _land(tmp_path / "drops", day, [e for e in STREAM if e["eventTime"].startswith(day)], "ndjson")
+            _land(tmp_path / "drops", day, [e for e in events if e["eventTime"].startswith(day)], "ndjson")
             report = ingest(settings, instance, log=_quiet)
             assert not report.failed
             assert _daily_runs(report) == [day]
-    assert _tables(tmp_path / "wh") == one_shot
+    assert _tables(tmp_path / "wh") == _of_seed(one_shot, 1)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
-def test_random_drops_in_random_order_equal_the_one_shot_run(spark, tmp_path, one_shot, seed):
-    rng = random.Random(seed)
-    events = STREAM[:]
-    rng.shuffle(events)
-    cuts = sorted(rng.sample(range(1, len(events)), 3))
-    drops = [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)])]
-    rng.shuffle(drops)
-    wave = rng.randint(1, len(drops) - 1)
+def test_random_drops_in_random_order_equal_the_one_shot_run(spark, tmp_path, one_shot):
+    waves: list[list[list[dict]]] = [[], []]
+    for seed in SEEDS:
+        rng = random.Random(seed)
+        events = stream(seed)
+        rng.shuffle(events)
+        cuts = sorted(rng.sample(range(1, len(events)), 2))
+        drops = [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)])]
+        rng.shuffle(drops)
+        wave = rng.randint(1, len(drops) - 1)
+        waves[0] += drops[:wave]
+        waves[1] += drops[wave:]
+    mixer = random.Random(0)
     settings = LineageSettings(str(tmp_path / "drops"), str(tmp_path / "wh"), "2024-01-01")
     processed: set[str] = set()
     landed = 0
     with DagsterInstance.ephemeral() as instance:
-        for batch in (drops[:wave], drops[wave:]):
+        for batch in waves:
+            mixer.shuffle(batch)
             for drop in batch:
                 landed += 1
-                _land(tmp_path / "drops", f"drop{landed}", drop, rng.choice(["ndjson", "array", "gzip"]))
+                _land(tmp_path / "drops", f"drop{landed:02d}", drop, mixer.choice(["ndjson", "array", "gzip"]))
             touched = {e["eventTime"][:10] for d in batch for e in d}
             report = ingest(settings, instance, log=_quiet)
             assert not report.failed
+            assert [job for job, *_ in report.runs].count("intake_job") == len(batch)
             runs = _daily_runs(report)
-            assert len(runs) == 1, runs  # one range run per wave, in order inside it
+            assert len(runs) == 1, runs  # one range run per wave, the days in order inside it
             start, _, end = runs[0].partition("..")
-            # late events: the earliest touched day through the last processed day
+            # late events: from the earliest touched day through the last processed day
             assert start == min(touched)
             assert (end or start) == max(touched | processed)
             processed |= touched
-    assert _tables(tmp_path / "wh") == one_shot
+    tables = _tables(tmp_path / "wh")
+    assert tables == one_shot
+    for seed in SEEDS:
+        assert _of_seed(tables, seed) == _of_seed(one_shot, seed)

@@ -1,7 +1,8 @@
 """The reference server's fixtures, folded as they are (read in place from ../shared).
 
-One module fixture folds the listener pair, the apples and the food_delivery seed together; they
-share no job or dataset, so each scenario is checked on its own.
+One module fixture folds the listener pair, the apples, the food_delivery seed and the Spark
+column-lineage streams (compat/CLL.ndjson, compat/spark_dataproc_bigquery_shakespare.ndjson)
+together; they share no job or dataset, so each scenario is checked on its own.
 """
 
 from __future__ import annotations
@@ -24,12 +25,17 @@ def _load(fixtures_dir):
     return listener, apples, food
 
 
+def _ndjson(fixtures_dir, relative: str) -> list[dict]:
+    return [json.loads(line) for line in (fixtures_dir / relative).read_text().splitlines() if line.strip()]
+
+
 @pytest.fixture(scope="module")
 def fixture_fold(spark, fixtures_dir, tmp_path_factory):
     listener, apples, food = _load(fixtures_dir)
-    folded = fold_stream(spark, [*listener, *apples.values(), *food])
+    cll = _ndjson(fixtures_dir, "compat/CLL.ndjson") + _ndjson(fixtures_dir, "compat/spark_dataproc_bigquery_shakespare.ndjson")
+    folded = fold_stream(spark, [*listener, *apples.values(), *food, *cll])
     warehouse = tmp_path_factory.mktemp("fixture_wh")
-    publish_current(spark, folded.state, str(warehouse))
+    publish_current(spark, folded.state, str(warehouse), folded=folded)
     return folded, listener, apples, food, LineageQuery(str(warehouse))
 
 
@@ -111,3 +117,72 @@ def test_food_delivery_lineage_from_every_job(fixture_fold, depth):
     whole = query.lineage(jobs[0], depth=20)
     components = {n.data["componentId"] for n in whole.graph}
     assert components == {min(whole.ids)}
+
+
+# ------------------------------------------------------------------ column lineage of real streams
+
+
+def _column_edges(folded, output_suffix: str) -> dict[tuple[str, str], set[tuple[str, str]]]:
+    """(output field, input dataset basename) -> {(input field, transformation type/subtype)}"""
+    out: dict = defaultdict(set)
+    for e in folded.column_lineage:
+        if e["output_name"].endswith(output_suffix):
+            key = (e["output_field"], e["input_name"].rsplit("/", 1)[-1], e["input_field"])
+            out[key].add((e["transformation_type"], e["transformation_subtype"]))
+    return out
+
+
+def test_spark_cll_stream_gives_the_direct_edges_of_its_sql(fixture_fold):
+    folded = fixture_fold[0]
+    edges = _column_edges(folded, "/tbl1")
+    assert ("DIRECT", "IDENTITY") in edges[("ident", "cll_source1", "a")]
+    assert ("DIRECT", "TRANSFORMATION") in edges[("trans", "cll_source1", "b")]
+    assert ("DIRECT", "AGGREGATION") in edges[("agg", "cll_source2", "c")]
+    direct = sorted((k[0], k[1], k[2]) for k, ts in edges.items() if any(t == "DIRECT" for t, _ in ts))
+    assert direct == [("agg", "cll_source2", "c"), ("ident", "cll_source1", "a"), ("trans", "cll_source1", "b")]
+    # the facet repeats on START, RUNNING and COMPLETE: one set of rows (one per transformation)
+    rows = [e for e in folded.column_lineage if e["output_name"].endswith("/tbl1")]
+    assert len(rows) == sum(len(ts) for ts in edges.values()) == 21
+    assert all(e["input_declared"] and e["output_field_known"] for e in rows)
+
+
+def test_spark_cll_stream_through_the_query_helper(fixture_fold):
+    folded, *_, query = fixture_fold
+    graph = query.column_lineage("datasetField:file:/tmp/cll_test/tbl1:agg", depth=1)
+    agg = graph.node("datasetField:file:/tmp/cll_test/tbl1:agg")
+    by_input = {(i["dataset"].rsplit("/", 1)[-1], i["field"]): i for i in agg.data["inputFields"]}
+    assert {t["subtype"] for t in by_input[("cll_source2", "c")]["transformations"]} == {"AGGREGATION"}
+    assert agg.data["fieldType"] is not None
+    assert {e.origin for e in agg.inEdges} == {
+        f"datasetField:file:/tmp/cll_test/{d}:{f}" for d, f in (("cll_source1", "a"), ("cll_source1", "b"), ("cll_source2", "c"), ("cll_source2", "a"))
+    }
+
+
+def test_shakespeare_keeps_direct_and_indirect_apart(fixture_fold):
+    folded, *_, query = fixture_fold
+    edges = _column_edges(folded, "/1729097570970")
+    assert edges[("word", "bigquery-public-data.samples.shakespeare", "word")] == {("DIRECT", "IDENTITY"), ("INDIRECT", "GROUP_BY"), ("INDIRECT", "FILTER")}
+    assert edges[("word", "bigquery-public-data.samples.shakespeare", "word_count")] == {("INDIRECT", "FILTER")}
+    assert edges[("sum(word_count)", "bigquery-public-data.samples.shakespeare", "word_count")] == {("DIRECT", "AGGREGATION"), ("INDIRECT", "FILTER")}
+    node = query.column_lineage("datasetField:file:/tmp/outputs/1729097570970:word", depth=1).node(
+        "datasetField:file:/tmp/outputs/1729097570970:word"
+    )
+    kinds = {i["field"]: sorted({t["type"] for t in i["transformations"]}) for i in node.data["inputFields"]}
+    assert kinds == {"word": ["DIRECT", "INDIRECT"], "word_count": ["INDIRECT"]}
+
+
+def test_food_delivery_column_lineage_answers_from_every_field(fixture_fold):
+    folded, _listener, _apples, food, query = fixture_fold
+    expected: dict[str, set[str]] = defaultdict(set)
+    for event in food:
+        for output in event.get("outputs", []):
+            facet = output.get("facets", {}).get("columnLineage")
+            for field, spec in (facet or {}).get("fields", {}).items():
+                node = f"datasetField:{output['namespace']}:{output['name']}:{field}"
+                expected[node] |= {f"datasetField:{i['namespace']}:{i['name']}:{i['field']}" for i in spec["inputFields"]}
+    assert len({n.rsplit(":", 1)[0] for n in expected}) == 5
+    for node_id, inputs in expected.items():
+        graph = query.column_lineage(node_id, depth=1)
+        assert {e.origin for e in graph.node(node_id).inEdges} == inputs, node_id
+        deep = query.column_lineage(node_id, depth=20, with_downstream=True)
+        assert graph.ids <= deep.ids
