@@ -35,5 +35,8 @@ dev: check-java $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 validate: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster definitions validate -w workspace.yaml
 
+bench: $(STAMP)
+	$(BIN)/python benchmarks/query_latency.py --jobs $${JOBS:-10000} --column-edges $${COLUMN_EDGES:-1000000}
+
 clean:
 	rm -rf data .dagster_home

@@ -19,6 +19,9 @@ from lineage_assets.runner import ingest
 from lineage_assets.settings import LineageSettings
 
 LANDED = AssetKey("landed_events")
+# These tests are about intake: the daily runs land `events` and stop there (the fold has its own
+# end-to-end test, test_pipeline_order_independence.py).
+EVENTS_ONLY = ["events"]
 
 
 def _rows(warehouse: Path, table: str, columns: str = "*", where: str = "true") -> list[tuple]:
@@ -53,7 +56,7 @@ def test_marquez_fixture_events_all_land_through_dagster(spark, fixtures_dir, tm
     expected = {event_id(json.loads(p.read_text())) for p in files}
     settings = LineageSettings(str(drops), str(tmp_path / "wh"), "2020-01-01")
     with DagsterInstance.ephemeral() as instance:
-        report = ingest(settings, instance, log=lambda _m: None)
+        report = ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY)
         assert not report.failed
         intake_runs = [r for r in report.runs if r[0] == "intake_job"]
         assert len(intake_runs) == len(files)
@@ -63,7 +66,7 @@ def test_marquez_fixture_events_all_land_through_dagster(spark, fixtures_dir, tm
         assert _check_outcomes(instance) == [True] * len(files)
         # A second pass finds nothing new and changes nothing.
         before = _rows(tmp_path / "wh", "events", "event_id, source_file, source_line")
-        again = ingest(settings, instance, log=lambda _m: None)
+        again = ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY)
         assert again.runs == []
         assert _rows(tmp_path / "wh", "events", "event_id, source_file, source_line") == before
         # The daemon's sensor, with a cursor of its own, finds every drop and day already done.
@@ -101,13 +104,13 @@ def test_redrops_appends_duplicates_and_out_of_range_dates(spark, tmp_path):
     a, b, c = _run_event(1), _run_event(2), _run_event(3, day="2024-03-02")
     (drops / "one.ndjson").write_text(json.dumps(a) + "\n" + json.dumps(b) + "\nnot json\n")
     with DagsterInstance.ephemeral() as instance:
-        assert not ingest(settings, instance, log=lambda _m: None).failed
+        assert not ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY).failed
         first = _rows(wh, "events", "event_id, source_file, source_line")
         assert [r[0] for r in first] == [event_id(a), event_id(b)]
 
         # The same content under another name: all duplicates, no table changes.
         (drops / "zz-copy.ndjson.gz").write_bytes(gzip.compress((drops / "one.ndjson").read_bytes()))
-        assert not ingest(settings, instance, log=lambda _m: None).failed
+        assert not ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY).failed
         assert _rows(wh, "events", "event_id, source_file, source_line") == first
         copy_meta = _metadata(instance, LANDED)[-1]
         assert (copy_meta["read"], copy_meta["accepted"], copy_meta["rejected"], copy_meta["duplicates"]) == (3, 0, 1, 2)
@@ -118,7 +121,7 @@ def test_redrops_appends_duplicates_and_out_of_range_dates(spark, tmp_path):
         future = _run_event(7, day=future_day)
         with open(drops / "one.ndjson", "a") as handle:
             handle.write(json.dumps(c) + "\n" + json.dumps(early) + "\n" + json.dumps(future) + "\n")
-        assert not ingest(settings, instance, log=lambda _m: None).failed
+        assert not ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY).failed
         grown = _metadata(instance, LANDED)[-1]
         assert (grown["read"], grown["accepted"], grown["rejected"], grown["duplicates"]) == (6, 2, 1, 3)
         assert grown["held_future_dates"] == [future_day]
@@ -149,7 +152,7 @@ def test_accounting_check_blocks_a_drop_that_loses_a_row(spark, tmp_path, monkey
     (drops / "d.ndjson").write_text("\n".join(json.dumps(_run_event(m)) for m in (1, 2, 3)) + "\n")
     settings = LineageSettings(str(drops), str(tmp_path / "wh"), "2024-01-01")
     with DagsterInstance.ephemeral() as instance:
-        report = ingest(settings, instance, log=lambda _m: None)
+        report = ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY)
         assert [(job, ok) for job, _label, ok in report.runs] == [("intake_job", False)]
         assert _check_outcomes(instance) == [False]
         meta = _metadata(instance, LANDED)[-1]
