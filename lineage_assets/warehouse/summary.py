@@ -8,8 +8,8 @@ import duckdb
 
 from lineage_assets.warehouse import snapshots
 
-TABLES = ("events", "rejected_events", "landed_events", "runs", "job_versions", "dataset_versions", "run_lineage")
-SNAPSHOTS = ("current_jobs", "current_lineage")
+TABLES = ("events", "rejected_events", "landed_events", "runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage", "dataset_fields")
+SNAPSHOTS = ("current_jobs", "current_lineage", "current_column_lineage", "current_dataset_fields")
 
 
 def _files(warehouse: str, table: str) -> str | None:
@@ -58,9 +58,9 @@ def rejected_by_reason(warehouse: str) -> dict[str, int]:
 def format_summary(warehouse: str) -> str:
     lines = [f"warehouse: {warehouse}", "rows per table:"]
     for table, count in table_counts(warehouse).items():
-        lines.append(f"  {table:<18} {count:>8}")
+        lines.append(f"  {table:<24} {count:>8}")
     reasons = rejected_by_reason(warehouse)
     lines.append("rejected by reason:" if reasons else "rejected by reason: none")
     for reason, count in reasons.items():
-        lines.append(f"  {reason:<18} {count:>8}")
+        lines.append(f"  {reason:<24} {count:>8}")
     return "\n".join(lines)
