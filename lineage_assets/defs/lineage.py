@@ -189,12 +189,11 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
                 )
             changed_jobs.update(r[0] for r in changed)
             with step("recompute_check"):
-                tables.release()
+                # From the inputs again: fold_day re-reads nothing cached; its intermediates are
+                # fresh local checkpoints, and the day's cached outputs are dropped first.
                 for frame in outputs.values():
                     frame.unpersist()
-                again = _compute_day(day, _day_inputs(spark, wh, day))
-                recomputed = _fingerprints(again)
-                again.release()
+                recomputed = _fingerprints(_compute_day(day, _day_inputs(spark, wh, day)))
             if recomputed != day_hashes:
                 problems.append(f"{day}: written {day_hashes} != recomputed {recomputed}")
             for name in FOLD_TABLES:

@@ -1,10 +1,13 @@
 """One day of the lineage fold in PySpark: events of day D + the state after D-1 -> tables of D.
 
 The state carried from day to day is compact: the events of runs still open at midnight, each
-job's current version (plus the ids it ever had), each dataset's latest COMPLETE version and the
-storage-version -> version map. A day therefore reads its own events and that state, never the
-whole history. The sequential parts (coalescing a run, folding a job's runs) are pure Python
-functions applied per group through Arrow (`applyInArrow`); everything else is Spark SQL.
+job's current version (plus the ids it ever had), each dataset's latest COMPLETE version, the
+storage-version -> version map, the current column edges and the current fields. A day therefore
+reads its own events and that state, never the whole history. The sequential parts (coalescing a
+run, folding a job's runs) are pure Python functions applied per group through Arrow
+(`applyInArrow`); everything else is Spark SQL. The day's intermediates are local checkpoints:
+later steps start from their rows, which keeps the Spark plans short (analysing the deep plans
+cost more than computing a small day).
 """
 
 from __future__ import annotations
@@ -92,12 +95,6 @@ class DayTables:
     dataset_fields: DataFrame
     job_mismatch: DataFrame  # events rejected as job_mismatch (EVENTS columns + reason)
     state: FoldState
-    cached: list[DataFrame] = None  # type: ignore[assignment]
-
-    def release(self) -> None:
-        """Drop the day's cached intermediates (so a recomputation really recomputes)."""
-        for df in self.cached or []:
-            df.unpersist()
 
 
 # --------------------------------------------------------------------------- Python per group
@@ -388,8 +385,7 @@ def fold_day(day: dt.date, events: DataFrame, prev: FoldState, earlier_versions:
         cl.current_column_state(prev.columns, terminal, edges),
         cl.current_fields_state(prev.fields, dataset_versions, fields_today),
     )
-    return DayTables(runs, job_versions, dataset_versions, run_lineage, column_lineage, dataset_fields, job_mismatch, state,
-                     [coalesced, terminal, folded, run_versions, fields_today, edges])
+    return DayTables(runs, job_versions, dataset_versions, run_lineage, column_lineage, dataset_fields, job_mismatch, state)
 
 
 JOB_VERSIONS_JSON = schemas.schema(
