@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from lineage_assets.intake.parse import parse_drop_bytes
@@ -93,12 +93,14 @@ def consolidate_day(landed: DataFrame) -> DataFrame:
     return firsts.select(*[c.name for c in schemas.EVENTS.fields]).orderBy("event_time", "event_id")
 
 
+def _row_hash(df: DataFrame) -> Column:
+    """A 64-bit hash of every column of a row (columns by name, so their order does not matter)."""
+    return F.xxhash64(*[F.col(c) for c in sorted(df.columns)]).cast("decimal(38,0)")
+
+
 def fingerprints(frames: dict[str, DataFrame]) -> dict[str, str]:
     """fingerprint() of several DataFrames in one Spark job."""
-    parts = []
-    for name, df in frames.items():
-        cols = sorted(df.columns)
-        parts.append(df.select(F.lit(name).alias("_t"), F.xxhash64(*[F.col(c) for c in cols]).cast("decimal(38,0)").alias("_h")))
+    parts = [df.select(F.lit(name).alias("_t"), _row_hash(df).alias("_h")) for name, df in frames.items()]
     union = parts[0]
     for part in parts[1:]:
         union = union.unionByName(part)
@@ -108,10 +110,9 @@ def fingerprints(frames: dict[str, DataFrame]) -> dict[str, str]:
 
 
 def fingerprint(df: DataFrame, exclude: tuple[str, ...] = ()) -> str:
-    """Order-independent content hash of a DataFrame (sum of per-row 64-bit hashes, as hex)."""
-    cols = [c for c in sorted(df.columns) if c not in exclude]
-    if not cols:
+    """Order-independent content hash of a DataFrame: the sum of its rows' 64-bit hashes, as hex,
+    then "-<rows>"."""
+    kept = df.drop(*exclude)
+    if not kept.columns:
         return "0" * 16
-    row_hash = F.xxhash64(*[F.col(c) for c in cols]).cast("decimal(38,0)")
-    total, count = df.agg(F.coalesce(F.sum(row_hash), F.lit(0)), F.count(F.lit(1))).first()
-    return f"{int(total) % (1 << 64):016x}-{count}"
+    return fingerprints({"frame": kept})["frame"]
