@@ -131,14 +131,13 @@ class ColumnGraph:
         if signature == self._history_signature:
             return
         con = self.con
-        for table, columns in (
-            ("column_lineage", f"{EDGE_COLUMNS}, run_id"),
-            ("dataset_fields", "version_id, namespace, name, field_path, type"),
-            ("dataset_versions", "version_id, namespace, name, run_id, run_state, created_at"),
-            ("run_lineage", "run_id, job_namespace, job_name, ended_at, output_versions"),
+        for table, target, columns in (
+            ("column_lineage", "hist_cl", f"{EDGE_COLUMNS}, run_id"),
+            ("dataset_fields", "hist_fields", "version_id, namespace, name, field_path, type"),
+            ("dataset_versions", "hist_versions", "version_id, namespace, name, run_id, run_state, created_at"),
+            ("run_lineage", "hist_runs", "run_id, job_namespace, job_name, ended_at, output_versions"),
         ):
             paths = files[table]
-            target = {"column_lineage": "hist_cl", "dataset_fields": "hist_fields", "dataset_versions": "hist_versions", "run_lineage": "hist_runs"}[table]
             if paths:
                 con.execute(f"CREATE OR REPLACE TABLE {target} AS SELECT {columns} FROM read_parquet(?, hive_partitioning = false, union_by_name = true)", [paths])
             else:
@@ -165,12 +164,9 @@ class ColumnGraph:
     def dataset_fields(self, namespace: str, name: str, version: str | None) -> list[str]:
         """Every field known for a dataset (current, or of one version)."""
         if version is None:
-            sql = (
-                "SELECT field_path FROM cdf WHERE namespace = ? AND name = ? "
-                "UNION SELECT output_field FROM cedges WHERE output_namespace = ? AND output_name = ? "
-                "UNION SELECT input_field FROM cedges WHERE input_namespace = ? AND input_name = ?"
-            )
-            params = [namespace, name] * 3
+            # fids holds every endpoint of a current edge (a small table, not the edges)
+            sql = "SELECT field_path FROM cdf WHERE namespace = ? AND name = ? UNION SELECT field FROM fids WHERE ns = ? AND name = ?"
+            params = [namespace, name] * 2
         else:
             sql = (
                 "SELECT field_path FROM hist_fields WHERE version_id = ? "
@@ -216,8 +212,8 @@ class ColumnGraph:
 
     def traverse(self, seeds: list[tuple], depth: int, downstream: bool, versioned: bool) -> LineageGraph:
         con = self.con
-        columns = list(zip(*seeds)) if seeds else [(), (), (), ()][: 4 if versioned else 3]
         names = ("ns", "name", "field", "version") if versioned else ("ns", "name", "field")
+        columns = list(zip(*seeds)) if seeds else [()] * len(names)
         con.execute(
             "CREATE OR REPLACE TEMP TABLE seeds AS SELECT " + ", ".join(f"unnest(?::VARCHAR[]) AS {n}" for n in names),
             [list(c) for c in columns],
@@ -232,16 +228,14 @@ class ColumnGraph:
         if versioned:
             out_match = "u.ns = e.output_namespace AND u.name = e.output_name AND u.field = e.output_field AND u.version = e.output_version_id"
             in_match = "d.ns = e.input_namespace AND d.name = e.input_name AND d.field = e.input_field AND d.version = e.input_version_id"
-        else:
-            out_match = "u.fid = e.out_fid"
-            in_match = "d.fid = e.in_fid"
-        if versioned:
             typed = (
                 "SELECT e.*, coalesce(fo.type, e.output_field_type) AS output_type, coalesce(fi.type, e.input_field_type) AS input_type "
                 "FROM picked e LEFT JOIN hist_fields fo ON fo.version_id = e.output_version_id AND fo.field_path = e.output_field "
                 "LEFT JOIN hist_fields fi ON fi.version_id = e.input_version_id AND fi.field_path = e.input_field"
             )
         else:
+            out_match = "u.fid = e.out_fid"
+            in_match = "d.fid = e.in_fid"
             typed = (
                 "SELECT e.*, coalesce(fo.type, e.output_field_type) AS output_type, coalesce(fi.type, e.input_field_type) AS input_type "
                 "FROM picked e LEFT JOIN cdf fo ON fo.namespace = e.output_namespace AND fo.name = e.output_name AND fo.field_path = e.output_field "
@@ -252,8 +246,8 @@ class ColumnGraph:
             f"UNION SELECT e.* FROM {edges_table} e JOIN down d ON {in_match} WHERE d.hops < ?) {typed}",
             [depth, depth],
         ).fetchall()
-        names = [d[0] for d in con.description]
-        edge_rows = [dict(zip(names, r)) for r in rows]
+        header = [d[0] for d in con.description]
+        edge_rows = [dict(zip(header, r)) for r in rows]
         return self._graph(edge_rows, versioned)
 
     def _graph(self, edge_rows: list[dict], versioned: bool) -> LineageGraph:
@@ -274,9 +268,10 @@ class ColumnGraph:
                 nodes.setdefault(k, {"inputs": {}, "legacy": (None, None), "in": set(), "out": set()})
                 if e.get(f"{side}_type") is not None:
                     seen_types.setdefault(k, e[f"{side}_type"])
-                stamp = (e["created_at"].timestamp() if e["created_at"] else float("-inf"), e[f"{side}_version_id"] or "")
-                if not versioned and (k not in latest_version or stamp > latest_version[k]):
-                    latest_version[k] = stamp
+                if not versioned:  # a current node shows the version of its newest edge
+                    stamp = (e["created_at"].timestamp() if e["created_at"] else float("-inf"), e[f"{side}_version_id"] or "")
+                    if k not in latest_version or stamp > latest_version[k]:
+                        latest_version[k] = stamp
         for e in edge_rows:
             out_k, in_k = key("output", e), key("input", e)
             out_node = nodes[out_k]

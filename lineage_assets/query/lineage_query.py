@@ -112,13 +112,7 @@ class LineageQuery:
             refs = [r for r in candidates(node_id) if r.kind in ("job", "dataset")]
             if not refs:
                 raise ValueError(f"lineage() takes a job or dataset node, not {node_id!r}")
-        matches = [r for r in refs if self._exists(r)]
-        if not matches:
-            raise NodeNotFound(f"no {refs[0].kind} {refs[0].id if len(refs) == 1 else node_id!r} in the current lineage graph")
-        if len(matches) > 1:
-            options = "; ".join(f"namespace={m.namespace!r} name={m.name!r}" for m in matches)
-            raise ValueError(f"node id {node_id!r} is ambiguous ({options}): pass namespace= and name=")
-        return matches[0]
+        return _one_match(refs, self._exists, node_id, "the current lineage graph", "namespace= and name=")
 
     # ------------------------------------------------------------------ lineage
 
@@ -221,32 +215,28 @@ class LineageQuery:
             if node_id is None:
                 raise ValueError("give a node id or node_type=, namespace=, name= (and field=)")
             refs = candidates(node_id)
-        matches = [r for r in refs if self._column_node_exists(r, versioned)]
-        if not matches:
-            raise NodeNotFound(f"no {refs[0].kind} {refs[0].id if len(refs) == 1 else node_id!r} in the column lineage")
-        if len(matches) > 1:
-            options = "; ".join(f"namespace={m.namespace!r} name={m.name!r}" + (f" field={m.field!r}" if m.field else "") for m in matches)
-            raise ValueError(f"node id {node_id!r} is ambiguous ({options}): pass namespace=, name= and field=")
-        return matches[0]
+        return _one_match(
+            refs, lambda r: self._column_node_exists(r, versioned), node_id, "the column lineage", "namespace=, name= and field="
+        )
 
     def _column_node_exists(self, ref: NodeRef, versioned: bool) -> bool:
         con = self._con
         if ref.kind == "datasetField":
             return self._columns.field_exists(ref, versioned)
+        if ref.kind == "job" and not versioned:
+            return self._exists(ref)
         if ref.kind == "job":
-            if versioned:
-                sql = "SELECT 1 FROM hist_runs WHERE job_namespace = ? AND job_name = ? LIMIT 1"
-            else:
-                sql = "SELECT 1 FROM jobs WHERE job_namespace = ? AND job_name = ? LIMIT 1"
-            return con.execute(sql, [ref.namespace, ref.name]).fetchone() is not None
-        if versioned:
+            sql = "SELECT 1 FROM hist_runs WHERE job_namespace = ? AND job_name = ? LIMIT 1"
+            params = [ref.namespace, ref.name]
+        elif versioned:
             sql = ("SELECT 1 FROM hist_versions WHERE namespace = ? AND name = ? "
                    "UNION ALL SELECT 1 FROM hist_edges WHERE input_namespace = ? AND input_name = ? LIMIT 1")
             params = [ref.namespace, ref.name] * 2
         else:
+            # fids holds every endpoint of a current column edge (a small table, not the edges)
             sql = ("SELECT 1 FROM edges WHERE dataset_namespace = ? AND dataset_name = ? "
                    "UNION ALL SELECT 1 FROM cdf WHERE namespace = ? AND name = ? "
-                   "UNION ALL SELECT 1 FROM cedges WHERE input_namespace = ? AND input_name = ? LIMIT 1")
+                   "UNION ALL SELECT 1 FROM fids WHERE ns = ? AND name = ? LIMIT 1")
             params = [ref.namespace, ref.name] * 3
         return con.execute(sql, params).fetchone() is not None
 
@@ -287,6 +277,18 @@ class LineageQuery:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _one_match(refs: list[NodeRef], exists, node_id: str | None, where: str, hint: str) -> NodeRef:
+    """The one reading of an id that names an existing node: NodeNotFound when none does,
+    ValueError (asking for structured arguments) when several do."""
+    matches = [r for r in refs if exists(r)]
+    if not matches:
+        raise NodeNotFound(f"no {refs[0].kind} {refs[0].id if len(refs) == 1 else node_id!r} in {where}")
+    if len(matches) > 1:
+        options = "; ".join(f"namespace={m.namespace!r} name={m.name!r}" + (f" field={m.field!r}" if m.field else "") for m in matches)
+        raise ValueError(f"node id {node_id!r} is ambiguous ({options}): pass {hint}")
+    return matches[0]
 
 
 def _timestamp(value) -> dt.datetime | None:
