@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from lineage_assets.intake.validate import event_row
 from lineage_assets.lineage.column_lineage import COLUMN_LINEAGE_TABLE, DATASET_FIELDS_TABLE
-from lineage_assets.lineage.current import current_column_tables, current_tables
+from lineage_assets.lineage.current import write_current_snapshot
 from lineage_assets.lineage.spark_fold import DATASET_STATE, DATASET_VERSIONS_TABLE, RUN_LINEAGE_TABLE, FoldState, fold_day
 from lineage_assets.warehouse import schemas, snapshots, storage
 
@@ -116,14 +116,8 @@ def fold_stream(spark, events: list[dict]) -> Folded:
 def publish_current(spark, state: FoldState, warehouse: str, snapshot_id: str = "test", folded: "Folded | None" = None) -> None:
     """Publish the current-graph snapshots from a fold state (and, given the fold, write the
     history tables that point-in-time column queries read)."""
-    jobs, lineage = current_tables(state.jobs)
-    lineage = lineage.cache()
-    column_edges, column_fields = current_column_tables(state.columns, state.fields, lineage)
-    frames = {"current_jobs": jobs, "current_lineage": lineage, "current_column_lineage": column_edges, "current_dataset_fields": column_fields}
-    for name, df in frames.items():
-        storage.write_table(df.coalesce(1), snapshots.snapshot_dir(warehouse, name, snapshot_id))
-    for name in ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage"):
-        snapshots.publish(warehouse, name, snapshot_id)
+    write_current_snapshot(state, warehouse, snapshot_id)
+    snapshots.publish_all(warehouse, snapshot_id)
     if folded is not None:
         for name, (column, schema) in HISTORY_TABLES.items():
             rows = getattr(folded, name)

@@ -29,7 +29,7 @@ from lineage_assets.intake import reasons
 from lineage_assets.intake.spark_intake import fingerprints
 from lineage_assets.lineage import state_store
 from lineage_assets.lineage.column_lineage import COLUMN_LINEAGE_TABLE, DATASET_FIELDS_TABLE
-from lineage_assets.lineage.current import current_column_tables, current_tables
+from lineage_assets.lineage.current import write_current_snapshot
 from lineage_assets.lineage.graph_checks import component_problems
 from lineage_assets.lineage.spark_fold import (
     DATASET_VERSIONS_TABLE,
@@ -53,7 +53,6 @@ DETERMINISTIC_CHECK = "fold_recomputes_identically"
 KEYS_CHECK = "keys_unique_and_versions_exist"
 COMPONENTS_CHECK = "components_same_from_every_node"
 COLUMN_FIELDS_CHECK = "current_column_edges_name_existing_fields"
-SNAPSHOT_TABLES = ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage")
 
 
 def _day_inputs(spark, warehouse: str, day: str):
@@ -267,21 +266,17 @@ def build_lineage_assets(daily: DailyPartitionsDefinition):
         wh = paths.warehouse
         days = state_store.state_days(spark, wh)
         state = state_store.load_state(spark, wh, days[-1] if days else None)
-        jobs, lineage = current_tables(state.jobs)
         snapshot_id = f"{days[-1] if days else 'empty'}_{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S%f}"
-        for name, df in (("current_jobs", jobs), ("current_lineage", lineage)):
-            storage.write_table(df.coalesce(1), snapshots.snapshot_dir(wh, name, snapshot_id))
-        written_lineage = spark.read.parquet(snapshots.snapshot_dir(wh, "current_lineage", snapshot_id))
-        column_edges, column_fields = current_column_tables(state.columns, state.fields, written_lineage)
-        for name, df in (("current_column_lineage", column_edges), ("current_dataset_fields", column_fields)):
-            storage.write_table(df.coalesce(1), snapshots.snapshot_dir(wh, name, snapshot_id))
-        job_rows = [r.asDict() for r in spark.read.parquet(snapshots.snapshot_dir(wh, "current_jobs", snapshot_id)).collect()]
-        edge_rows = [r.asDict() for r in written_lineage.collect()]
-        column_rows = spark.read.parquet(snapshots.snapshot_dir(wh, "current_column_lineage", snapshot_id)).count()
+        write_current_snapshot(state, wh, snapshot_id)
+
+        def written(name: str):
+            return spark.read.parquet(snapshots.snapshot_dir(wh, name, snapshot_id))
+
+        job_rows = [r.asDict() for r in written("current_jobs").collect()]
+        edge_rows = [r.asDict() for r in written("current_lineage").collect()]
+        column_rows = written("current_column_lineage").count()
         problems = component_problems(job_rows, edge_rows)
-        # current_lineage last: readers follow its pointer and find every other table of the snapshot
-        for name in SNAPSHOT_TABLES:
-            snapshots.publish(wh, name, snapshot_id)
+        snapshots.publish_all(wh, snapshot_id)
         components = len({r["component_id"] for r in job_rows})
         yield MaterializeResult(
             asset_key="current_jobs",

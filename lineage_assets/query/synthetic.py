@@ -21,7 +21,6 @@ from lineage_assets.warehouse import snapshots
 
 NS = "postgres://bench.example.com:5432"
 SNAPSHOT = "bench"
-TABLES = ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage")  # current_lineage last
 
 
 def _write(warehouse: str, table: str, columns: dict[str, list], snapshot_id: str) -> None:
@@ -69,10 +68,9 @@ def build(
                 for k, v in zip(cl_names, row):
                     cl[k].append(v)
     frames = {"current_jobs": job_cols, "current_lineage": edge_cols, "current_column_lineage": cl, "current_dataset_fields": df_cols}
-    for table in TABLES:
-        _write(warehouse, table, frames[table], snapshot_id)
-    for table in TABLES:
-        snapshots.publish(warehouse, table, snapshot_id)
+    for table, columns in frames.items():
+        _write(warehouse, table, columns, snapshot_id)
+    snapshots.publish_all(warehouse, snapshot_id)
     return {"jobs": jobs, "edges": len(edge_cols["job_name"]), "column_edges": len(cl["job_name"]), "fields": len(df_cols["name"])}
 
 

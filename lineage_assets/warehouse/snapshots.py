@@ -13,6 +13,9 @@ import shutil
 
 KEEP = 2
 POINTER = "_CURRENT"
+# The current-graph tables, in publishing order: readers follow current_lineage's pointer and
+# read every other table of the same snapshot id, so current_lineage is published last.
+TABLES = ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage")
 
 
 def snapshot_dir(warehouse: str, table: str, snapshot_id: str) -> str:
@@ -31,6 +34,12 @@ def publish(warehouse: str, table: str, snapshot_id: str) -> None:
     others.sort(key=lambda d: os.path.getmtime(os.path.join(root, d)), reverse=True)
     for old in others[KEEP - 1:]:
         shutil.rmtree(os.path.join(root, old), ignore_errors=True)
+
+
+def publish_all(warehouse: str, snapshot_id: str) -> None:
+    """Publish a snapshot of every current-graph table, current_lineage last."""
+    for table in TABLES:
+        publish(warehouse, table, snapshot_id)
 
 
 def current_dir(warehouse: str, table: str) -> str | None:

@@ -9,8 +9,8 @@ import pytest
 
 import lineage_assets
 from lineage_assets import LineageQuery, NodeNotFound
-from lineage_assets.lineage.current import current_column_tables, current_tables
-from lineage_assets.warehouse import snapshots, storage
+from lineage_assets.lineage.current import write_current_snapshot
+from lineage_assets.warehouse import snapshots
 from lineage_assets_tests import support
 from lineage_assets_tests.support import ds, run_event
 
@@ -368,11 +368,7 @@ def test_answers_come_from_the_published_snapshot_until_the_next_is_published(sp
     assert _jobs(q.lineage("job:ns:Q", depth=1)) == {"job:ns:P", "job:ns:Q", "job:ns:R"}
 
     # the next snapshot is written, but not yet published
-    jobs, lineage = current_tables(fanout_state.jobs)
-    column_edges, column_fields = current_column_tables(fanout_state.columns, fanout_state.fields, lineage)
-    tables = {"current_jobs": jobs, "current_lineage": lineage, "current_column_lineage": column_edges, "current_dataset_fields": column_fields}
-    for name, df in tables.items():
-        storage.write_table(df.coalesce(1), snapshots.snapshot_dir(warehouse, name, "0002"))
+    write_current_snapshot(fanout_state, warehouse, "0002")
 
     assert q.lineage("job:ns:Q", depth=1).model_dump() == before
     with LineageQuery(warehouse) as other:
@@ -382,8 +378,7 @@ def test_answers_come_from_the_published_snapshot_until_the_next_is_published(sp
     with pytest.raises(NodeNotFound):
         q.lineage("job:ns:readJob0")
 
-    for name in ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage"):
-        snapshots.publish(warehouse, name, "0002")
+    snapshots.publish_all(warehouse, "0002")
 
     assert len(_jobs(q.lineage("job:ns:readJob0", depth=2))) == 41
     with pytest.raises(NodeNotFound):

@@ -67,12 +67,11 @@ def test_the_column_fields_check_uses_the_resource_and_can_fail(warehouse):
 def _republish(warehouse: str, source_id: str, new_id: str) -> None:
     """What a materialization of current_graph does to the files: a new snapshot folder per
     table, then the pointers, current_lineage last."""
-    for table in ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage"):
+    for table in snapshots.TABLES:
         target = snapshots.snapshot_dir(warehouse, table, new_id)
         shutil.copytree(snapshots.snapshot_dir(warehouse, table, source_id), target)
         os.utime(target)  # a freshly written folder (copytree would keep the source's time)
-    for table in ("current_jobs", "current_column_lineage", "current_dataset_fields", "current_lineage"):
-        snapshots.publish(warehouse, table, new_id)
+    snapshots.publish_all(warehouse, new_id)
 
 
 def test_it_answers_while_the_warehouse_is_being_written_and_locks_nothing(warehouse):
