@@ -12,6 +12,8 @@ DATA_DIR = PROJECT_ROOT / "data"
 DEFAULT_DROP_DIR = DATA_DIR / "drops"
 DEFAULT_WAREHOUSE = DATA_DIR / "warehouse"
 DEFAULT_START_DATE = "2020-01-01"
+# Share of jobs whose fold the blocking determinism check recomputes (1 = all; tests use 1).
+DEFAULT_CHECK_SAMPLE = 0.1
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,7 @@ class LineageSettings:
     drop_dir: str
     warehouse: str
     start_date: str
+    check_sample: float = DEFAULT_CHECK_SAMPLE
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "LineageSettings":
@@ -27,6 +30,7 @@ class LineageSettings:
             drop_dir=env.get("LINEAGE_DROP_DIR") or str(DEFAULT_DROP_DIR),
             warehouse=env.get("LINEAGE_WAREHOUSE") or str(DEFAULT_WAREHOUSE),
             start_date=env.get("LINEAGE_START_DATE") or DEFAULT_START_DATE,
+            check_sample=parse_check_sample(env.get("LINEAGE_CHECK_SAMPLE") or str(DEFAULT_CHECK_SAMPLE)),
         )
         parse_start_date(settings.start_date)
         return settings
@@ -39,3 +43,13 @@ def parse_start_date(value: str) -> dt.date:
         raise ValueError(
             f"LINEAGE_START_DATE must be a date like 2020-01-01, got {value!r}"
         ) from exc
+
+
+def parse_check_sample(value: str) -> float:
+    try:
+        rate = float(value)
+    except ValueError:
+        rate = -1.0
+    if not 0 < rate <= 1:
+        raise ValueError(f"LINEAGE_CHECK_SAMPLE must be a share of jobs in (0, 1], got {value!r}")
+    return rate

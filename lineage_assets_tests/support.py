@@ -1,17 +1,19 @@
-"""Helpers shared by tests: build events, fold a stream day by day, publish a current graph."""
+"""Helpers shared by tests: build events, fold a stream through the pipeline, publish a current graph."""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
+import shutil
+import tempfile
 import uuid
-from collections import defaultdict
 from dataclasses import dataclass
 
 from lineage_assets.intake.validate import event_row
-from lineage_assets.lineage.column_lineage import COLUMN_LINEAGE_TABLE, DATASET_FIELDS_TABLE
-from lineage_assets.lineage.current import write_current_snapshot
-from lineage_assets.lineage.spark_fold import DATASET_STATE, DATASET_VERSIONS_TABLE, RUN_LINEAGE_TABLE, FoldState, fold_day
-from lineage_assets.warehouse import schemas, snapshots, storage
+from lineage_assets.lineage.state import current_rows
+from lineage_assets.pipeline.fold import run_fold
+from lineage_assets.pipeline.snapshot import CurrentState, stage_current_graph
+from lineage_assets.warehouse import commits, tables
 
 _RUN_NS = uuid.UUID("0b7c2b52-7d44-4f4a-9d3e-5c1a2f9e8d10")
 
@@ -77,58 +79,66 @@ class Folded:
     run_lineage: list[dict]
     column_lineage: list[dict]
     dataset_fields: list[dict]
-    job_mismatch: list[dict]
-    state: FoldState
+    job_mismatch: list[dict]  # rejected_events rows with reason job_mismatch
+    state: "FoldState"
     jobs_state: list[dict]
+    warehouse: str
 
 
-def fold_stream(spark, events: list[dict]) -> Folded:
-    """Fold a stream day by day (each day that has events, in order), like the assets do.
+@dataclass
+class FoldState:
+    """The state after the last folded day (rows still valid), as DataFrames."""
 
-    Unique event_ids only, as `events` holds them; tables are collected as lists of dicts.
-    """
-    by_day: dict[dt.date, list[dict]] = defaultdict(list)
-    seen = set()
+    open_events: object
+    jobs: object
+    datasets: object
+    storage_versions: object
+    columns: object
+    fields: object
+    warehouse: str
+
+
+def commit_events(spark, warehouse: str, events: list[dict]) -> list[dt.date]:
+    """Commit events (unique event_ids, as `events` holds them) into a warehouse; their days."""
+    rows, seen = [], set()
     for row in to_rows(events):
         if row["event_id"] not in seen:
             seen.add(row["event_id"])
-            by_day[row["event_date"]].append(row)
-    state = FoldState.empty(spark)
-    complete: list[dict] = []  # every COMPLETE dataset version so far, for runs that span days
-    out = {k: [] for k in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage", "dataset_fields", "job_mismatch")}
-    for day in sorted(by_day):
-        frame = spark.createDataFrame(by_day.get(day, []), schemas.EVENTS)
-        earlier = spark.createDataFrame(complete, DATASET_STATE) if complete else None
-        tables = fold_day(day, frame, state, earlier)
-        for key in out:
-            out[key].extend(r.asDict(recursive=True) for r in getattr(tables, key).collect())
-        complete.extend(
-            {k: v[k] for k in DATASET_STATE.fieldNames()}
-            for v in out["dataset_versions"] if v["run_state"] == "COMPLETE" and v["created_date"] == day
-        )
-        # materialize the state so the next day does not recompute the whole chain
-        state = FoldState(*(spark.createDataFrame(getattr(tables.state, part).collect(), getattr(tables.state, part).schema)
-                            for part in ("open_events", "jobs", "datasets", "storage_versions", "columns", "fields")))
-    jobs_state = [r.asDict(recursive=True) for r in state.jobs.collect()]
-    return Folded(**out, state=state, jobs_state=jobs_state)
+            rows.append(row)
+    with commits.Transaction(warehouse, "test_events") as txn:
+        txn.stage(spark.createDataFrame(rows, tables.EVENTS.schema), tables.EVENTS)
+        txn.commit()
+    return sorted({r["event_date"] for r in rows})
 
 
-def publish_current(spark, state: FoldState, warehouse: str, snapshot_id: str = "test", folded: "Folded | None" = None) -> None:
-    """Publish the current-graph snapshots from a fold state (and, given the fold, write the
-    history tables that point-in-time column queries read)."""
-    write_current_snapshot(state, warehouse, snapshot_id)
-    snapshots.publish_all(warehouse, snapshot_id)
-    if folded is not None:
-        for name, (column, schema) in HISTORY_TABLES.items():
-            rows = getattr(folded, name)
-            if rows:
-                df = spark.createDataFrame(rows, schema)
-                storage.write_partitions(df.coalesce(1), storage.table_path(warehouse, name), [column])
+def fold_stream(spark, events: list[dict], warehouse: str | None = None, by_day: bool = False) -> Folded:
+    """Commit a stream's events and fold them: one range run over all days (or one run per day
+    that has events, in order, with `by_day`); tables are collected as lists of dicts."""
+    warehouse = warehouse or tempfile.mkdtemp(prefix="fold_")
+    days = commit_events(spark, warehouse, events)
+    for first, last in ([(d, d) for d in days] if by_day else [(days[0], days[-1])]):
+        report = run_fold(spark, warehouse, first, last, sample_rate=1.0, log=lambda _m: None)
+        assert report.passed, [c.problems for c in report.checks]
+    commit = commits.latest(warehouse)
+
+    def rows(name, where=None):
+        return [r.asDict(recursive=True) for r in commits.read_table(spark, warehouse, name, where=where, commit=commit).collect()]
+
+    state = FoldState(*(current_rows(spark, commit, table).localCheckpoint() for table in (
+        tables.STATE_OPEN_EVENTS, tables.STATE_JOBS, tables.STATE_DATASETS, tables.STATE_STORAGE_VERSIONS,
+        tables.STATE_COLUMNS, tables.STATE_FIELDS)), warehouse=warehouse)
+    return Folded(
+        *(rows(table.name) for table in tables.HISTORY),
+        job_mismatch=rows("rejected_events", where=lambda p: p["drop_id"] == "job_mismatch"),
+        state=state, jobs_state=[r.asDict(recursive=True) for r in state.jobs.collect()], warehouse=warehouse,
+    )
 
 
-HISTORY_TABLES = {
-    "column_lineage": ("created_date", COLUMN_LINEAGE_TABLE),
-    "dataset_fields": ("created_date", DATASET_FIELDS_TABLE),
-    "dataset_versions": ("created_date", DATASET_VERSIONS_TABLE),
-    "run_lineage": ("end_date", RUN_LINEAGE_TABLE),
-}
+def publish_current(spark, state: FoldState, warehouse: str, folded: "Folded | None" = None) -> None:
+    """Publish the current graph of a fold into `warehouse` (with the fold's history tables,
+    which point-in-time column queries read, when `folded` is given)."""
+    if folded is not None and os.path.abspath(folded.warehouse) != os.path.abspath(warehouse):
+        shutil.copytree(folded.warehouse, warehouse, dirs_exist_ok=True)
+    with commits.Transaction(warehouse, "test_snapshot") as txn:
+        stage_current_graph(spark, txn, CurrentState(state.jobs, state.columns, state.fields))
+        txn.commit()

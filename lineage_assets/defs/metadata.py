@@ -1,4 +1,10 @@
-"""Helpers for what assets show in the Dagster UI."""
+"""What assets show in the Dagster UI: column schemas from the table registry, previews."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from lineage_assets.warehouse import tables as t
 
 
 def markdown_table(rows: list[dict]) -> str:
@@ -10,3 +16,19 @@ def markdown_table(rows: list[dict]) -> str:
     for row in rows:
         lines.append("| " + " | ".join(str(row[c]).replace("|", "\\|")[:80] for c in cols) + " |")
     return "\n".join(lines)
+
+
+def column_schema(table: t.Table) -> dg.TableSchema:
+    return dg.TableSchema(columns=[
+        dg.TableColumn(f.name, t.type_text(f.dataType), description="partition column" if f.name in table.partition_by else None)
+        for f in table.schema.fields
+    ])
+
+
+def spec(table: t.Table, group: str, **kwargs) -> dg.AssetSpec:
+    """The asset spec of a registry table: its description and `dagster/column_schema`."""
+    return dg.AssetSpec(
+        table.name, group_name=group, kinds={"spark", "parquet"}, description=table.description,
+        metadata={"dagster/column_schema": column_schema(table), "partition_by": ", ".join(table.partition_by) or "none"},
+        **kwargs,
+    )

@@ -90,10 +90,12 @@ class LineagePaths(ConfigurableResource):
     drop_dir: str
     warehouse: str
     start_date: str
+    check_sample: float = 0.1
 
     @classmethod
     def from_settings(cls, settings: LineageSettings) -> "LineagePaths":
-        return cls(drop_dir=settings.drop_dir, warehouse=settings.warehouse, start_date=settings.start_date)
+        return cls(drop_dir=settings.drop_dir, warehouse=settings.warehouse, start_date=settings.start_date,
+                   check_sample=settings.check_sample)
 
     @property
     def start(self):

@@ -11,11 +11,12 @@ import re
 from dataclasses import dataclass
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from lineage_assets.intake.parse import parse_drop_bytes
 from lineage_assets.warehouse import schemas
+from lineage_assets.warehouse import tables as t
 
 _GLOB_CHARS = re.compile(r"([\\\[\]{}*?])")
 
@@ -87,32 +88,12 @@ def stage_drop(
     return StagedDrop(events, new_rejects, duplicate_events, duplicate_rejects)
 
 
-def consolidate_day(landed: DataFrame) -> DataFrame:
-    """The `events` rows of one day from every drop that landed events on it."""
+def consolidate(landed: DataFrame) -> DataFrame:
+    """The `events` rows of the days `landed` holds (every drop's staging of them), each event
+    once, one file per day sorted by time."""
     firsts = first_per_event(landed)
-    return firsts.select(*[c.name for c in schemas.EVENTS.fields]).orderBy("event_time", "event_id")
-
-
-def _row_hash(df: DataFrame) -> Column:
-    """A 64-bit hash of every column of a row (columns by name, so their order does not matter)."""
-    return F.xxhash64(*[F.col(c) for c in sorted(df.columns)]).cast("decimal(38,0)")
-
-
-def fingerprints(frames: dict[str, DataFrame]) -> dict[str, str]:
-    """fingerprint() of several DataFrames in one Spark job."""
-    parts = [df.select(F.lit(name).alias("_t"), _row_hash(df).alias("_h")) for name, df in frames.items()]
-    union = parts[0]
-    for part in parts[1:]:
-        union = union.unionByName(part)
-    rows = union.groupBy("_t").agg(F.sum("_h"), F.count(F.lit(1))).collect()
-    found = {r[0]: f"{int(r[1]) % (1 << 64):016x}-{r[2]}" for r in rows}
-    return {name: found.get(name, f"{0:016x}-0") for name in frames}
-
-
-def fingerprint(df: DataFrame, exclude: tuple[str, ...] = ()) -> str:
-    """Order-independent content hash of a DataFrame: the sum of its rows' 64-bit hashes, as hex,
-    then "-<rows>"."""
-    kept = df.drop(*exclude)
-    if not kept.columns:
-        return "0" * 16
-    return fingerprints({"frame": kept})["frame"]
+    return (
+        firsts.select(*t.EVENTS.column_names)
+        .repartition("event_date")
+        .sortWithinPartitions("event_date", "event_time", "event_id")
+    )

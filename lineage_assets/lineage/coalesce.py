@@ -93,3 +93,54 @@ def coalesce_run(events: list[dict]) -> tuple[dict, list[dict]]:
         "last_event_time": kept[-1]["event_time"],
     }
     return run, mismatched
+
+
+def coalesce_segments(events: list[dict], first_day) -> list[dict]:
+    """All events of one runId over a range of days (the run's carried open events included),
+    split into segments the way a day-by-day fold sees them: a segment closes at the end of the
+    first UTC day on which one of its events is terminal; events on later days start a new one.
+
+    Returns typed rows (`kind`):
+    - `run`: a segment that closed on a day >= first_day (coalesce_run's run, with `end_date`);
+    - `open`: every kept event with `valid_to`, the day its segment closed (None while open);
+    - `mismatch`: an event (dated >= first_day) naming another job than its segment's first event;
+    - `item`: an io-reporting event of a streaming run, a job-versioning item (dated >= first_day).
+    """
+    by_day: dict[Any, list[dict]] = {}
+    for event in sorted(events, key=_order):
+        by_day.setdefault(event["event_date"], []).append(event)
+    out: list[dict] = []
+    segment: list[dict] = []
+    job: tuple[str, str] | None = None
+    job_facets: dict[str, Any] = {}
+    terminal = False
+    for day in sorted(by_day):
+        todays = by_day[day]
+        if job is None:
+            job = (todays[0]["job_namespace"], todays[0]["job_name"])
+        kept_today = []
+        for event in todays:
+            if (event["job_namespace"], event["job_name"]) == job:
+                kept_today.append(event)
+                job_facets.update(json.loads(event["job_facets"] or "{}"))
+                terminal = terminal or event["event_type"] in TERMINAL
+            elif day >= first_day:
+                out.append({"kind": "mismatch", "run_id": event["run_id"], "event_id": event["event_id"]})
+        segment.extend(kept_today)
+        if day >= first_day and is_streaming(job_facets):
+            version = code_version(job_facets)
+            for event in kept_today:
+                if event["inputs"] or event["outputs"]:
+                    out.append({
+                        "kind": "item", "run_id": event["run_id"], "event_id": event["event_id"],
+                        "job_namespace": job[0], "job_name": job[1], "ended_at": event["event_time"],
+                        "state": event["event_type"] or "RUNNING", "code_version": version,
+                    })
+        if terminal:
+            run, _ = coalesce_run(segment)
+            run.pop("last_event_time")
+            out.append({"kind": "run", **run, "end_date": day})
+            out.extend({"kind": "open", "run_id": e["run_id"], "event_id": e["event_id"], "valid_to": day} for e in segment)
+            segment, job, job_facets, terminal = [], None, {}, False
+    out.extend({"kind": "open", "run_id": e["run_id"], "event_id": e["event_id"], "valid_to": None} for e in segment)
+    return out

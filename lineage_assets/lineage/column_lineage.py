@@ -1,4 +1,4 @@
-"""Column-level lineage of one day (DESIGN.md sections 3 and 4, "Column edges").
+"""Column-level lineage of a range of days (DESIGN.md sections 3 and 4, "Column edges").
 
 Every layout of the OpenLineage `columnLineage` dataset facet is read by one Spark schema:
 
@@ -14,15 +14,15 @@ never dropped: an input the run did not declare keeps `input_version_id` null an
 `input_declared = false`; a field missing from a known schema gets `*_field_known = false`.
 
 `dataset_fields` flattens the schema facet of each dataset version (nested fields as dotted
-paths, depth-first ordinal). The current column lineage is carried as day state: for each (job,
-output dataset), the edges of the job's latest terminal run that wrote it.
+paths, depth-first ordinal). The current column lineage (for each (job, output dataset), the
+edges of the job's latest terminal run that wrote it) is carried by the fold's state.
 """
 
 from __future__ import annotations
 
 import json
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -36,28 +36,6 @@ FACET_SCHEMA = (
 )
 
 FIELD = schemas.schema("field_path string, type string, description string, ordinal int")
-
-COLUMN_LINEAGE = schemas.schema(
-    "output_version_id string, output_namespace string, output_name string, output_field string, "
-    "input_namespace string, input_name string, input_field string, input_version_id string, "
-    "transformation_type string, transformation_subtype string, transformation_description string, masking boolean, "
-    "legacy_transformation_type string, legacy_transformation_description string, run_id string, created_at timestamp, "
-    "input_declared boolean, output_field_known boolean, input_field_known boolean, output_field_type string, "
-    "input_field_type string"
-)
-COLUMN_LINEAGE_TABLE = T.StructType([*COLUMN_LINEAGE.fields, T.StructField("created_date", T.DateType())])
-DATASET_FIELDS = schemas.schema(
-    "version_id string, namespace string, name string, field_path string, type string, description string, ordinal int"
-)
-DATASET_FIELDS_TABLE = T.StructType([*DATASET_FIELDS.fields, T.StructField("created_date", T.DateType())])
-
-# day state: current column edges per (job, output dataset); current fields per dataset
-COLUMN_STATE = T.StructType(
-    [T.StructField("job_namespace", T.StringType()), T.StructField("job_name", T.StringType()), *COLUMN_LINEAGE.fields]
-)
-FIELDS_STATE = T.StructType(
-    [*DATASET_FIELDS.fields, T.StructField("created_at", T.TimestampType()), T.StructField("rank", T.IntegerType())]
-)
 
 
 def flatten_schema(fields_json: str | None) -> list[dict] | None:
@@ -103,19 +81,19 @@ def schema_fields(fields_json: Column) -> Column:
     return _flatten(fields_json)
 
 
-def dataset_fields(dataset_versions: DataFrame) -> DataFrame:
-    """DATASET_FIELDS rows of the day's dataset versions (those with a schema facet)."""
+def dataset_fields(dataset_versions: DataFrame, extra: tuple[str, ...] = ()) -> DataFrame:
+    """DATASET_FIELDS rows of dataset versions (those with a schema facet), plus `extra` columns."""
     return dataset_versions.select(
-        "version_id", "namespace", "name", F.explode(schema_fields(F.col("fields"))).alias("f")
-    ).select("version_id", "namespace", "name", "f.field_path", "f.type", "f.description", "f.ordinal")
+        "version_id", "namespace", "name", *extra, F.explode(schema_fields(F.col("fields"))).alias("f")
+    ).select("version_id", "namespace", "name", "f.field_path", "f.type", "f.description", "f.ordinal", *extra)
 
 
 def column_edges(terminal: DataFrame, run_versions: DataFrame, resolved_inputs: DataFrame, fields: DataFrame) -> DataFrame:
-    """COLUMN_LINEAGE rows of the day's terminal runs.
+    """column_lineage rows of terminal runs.
 
     terminal: coalesced runs (inputs/outputs with facets JSON); run_versions: their output
     dataset versions; resolved_inputs: (run_id, namespace, name, version_id) of declared inputs;
-    fields: the day's DATASET_FIELDS.
+    fields: dataset_fields rows of those versions.
     """
     outputs = terminal.select("run_id", "ended_at", F.explode("outputs").alias("o")).select(
         "run_id", "ended_at",
@@ -181,45 +159,3 @@ def column_edges(terminal: DataFrame, run_versions: DataFrame, resolved_inputs: 
         "output_field_type",
         F.try_element_at(input_type, F.lit(1))["type"].alias("input_field_type"),
     ).dropDuplicates()
-
-
-def current_column_state(prev: DataFrame, terminal: DataFrame, edges: DataFrame) -> DataFrame:
-    """COLUMN_STATE after the day: for each (job, output dataset) that a run of today wrote, the
-    edges of the latest such run (none if it reported no column lineage); others carry on."""
-    written = terminal.select(
-        "job_namespace", "job_name", "run_id", "ended_at", F.explode("outputs").alias("o")
-    ).select(
-        "job_namespace", "job_name", "run_id", "ended_at",
-        F.col("o.namespace").alias("output_namespace"), F.col("o.name").alias("output_name"),
-    )
-    pair = ["job_namespace", "job_name", "output_namespace", "output_name"]
-    latest = (
-        written.withColumn("_n", F.row_number().over(Window.partitionBy(*pair).orderBy(F.col("ended_at").desc(), F.col("run_id").desc())))
-        .filter("_n = 1")
-        .select(*pair, "run_id")
-    )
-    today = edges.join(latest, ["run_id", "output_namespace", "output_name"]).select(*COLUMN_STATE.fieldNames())
-    return prev.join(latest.select(*pair), pair, "left_anti").select(*COLUMN_STATE.fieldNames()).unionByName(today)
-
-
-def current_fields_state(prev: DataFrame, dataset_versions: DataFrame, fields: DataFrame) -> DataFrame:
-    """FIELDS_STATE after the day: each dataset's fields from its newest version with a schema,
-    versions of FAIL/ABORT runs only when nothing better exists."""
-    ranked = dataset_versions.filter("fields is not null").select(
-        "version_id", "created_at",
-        F.when(F.col("run_state").isin("FAIL", "ABORT"), 1).otherwise(0).alias("rank"),
-    )
-    today = fields.join(ranked, "version_id").select(*FIELDS_STATE.fieldNames())
-    both = prev.select(*FIELDS_STATE.fieldNames()).unionByName(today)
-    best = (
-        both.select("namespace", "name", "version_id", "created_at", "rank").distinct()
-        .withColumn(
-            "_n",
-            F.row_number().over(
-                Window.partitionBy("namespace", "name").orderBy("rank", F.col("created_at").desc(), F.col("version_id").desc())
-            ),
-        )
-        .filter("_n = 1")
-        .select("version_id")
-    )
-    return both.join(best, "version_id", "left_semi")

@@ -11,15 +11,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from lineage_assets.warehouse import snapshots, storage
-
-
-def job_node(namespace: str, name: str) -> str:
-    return f"job:{namespace}:{name}"
-
-
-def dataset_node(namespace: str, name: str) -> str:
-    return f"dataset:{namespace}:{name}"
+from lineage_assets.query.node_ids import dataset_node, job_node
 
 
 def component_ids(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, str]:
@@ -104,16 +96,3 @@ def current_column_tables(columns_state: DataFrame, fields_state: DataFrame, cur
         edges.orderBy("output_namespace", "output_name", "output_field", "input_namespace", "input_name", "input_field"),
         fields.orderBy("namespace", "name", "ordinal"),
     )
-
-
-def write_current_snapshot(state, warehouse: str, snapshot_id: str) -> None:
-    """Write the four current-graph tables of a fold state (FoldState) as snapshot `snapshot_id`;
-    publishing them is the caller's step (snapshots.publish_all). The column tables are built
-    from the written current_lineage, so the edges are computed once."""
-    jobs, lineage = current_tables(state.jobs)
-    for name, df in (("current_jobs", jobs), ("current_lineage", lineage)):
-        storage.write_table(df.coalesce(1), snapshots.snapshot_dir(warehouse, name, snapshot_id))
-    written_lineage = state.jobs.sparkSession.read.parquet(snapshots.snapshot_dir(warehouse, "current_lineage", snapshot_id))
-    column_edges, column_fields = current_column_tables(state.columns, state.fields, written_lineage)
-    for name, df in (("current_column_lineage", column_edges), ("current_dataset_fields", column_fields)):
-        storage.write_table(df.coalesce(1), snapshots.snapshot_dir(warehouse, name, snapshot_id))

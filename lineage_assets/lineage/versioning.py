@@ -103,3 +103,21 @@ def fold_job(state: JobState, items: list[FoldItem]) -> tuple[list[dict], dict[s
         assignment[item.run_id] = vid
     state.known_versions = sorted(known)
     return new_versions, assignment, state
+
+
+def fold_job_by_day(state: JobState, items: list[FoldItem], day_of) -> tuple[list[dict], dict[str, str], list[tuple[Any, dict]]]:
+    """fold_job over a range of days, one day at a time (items of a day in (ended_at, run_id)
+    order, days in order): (new version rows, run -> version, [(day, the job's state at the end
+    of that day)] for each day that had items). `day_of(item)` is the item's UTC day."""
+    by_day: dict[Any, list[FoldItem]] = {}
+    for item in items:
+        by_day.setdefault(day_of(item), []).append(item)
+    versions: list[dict] = []
+    assignment: dict[str, str] = {}
+    states: list[tuple[Any, dict]] = []
+    for day in sorted(by_day):
+        new, assigned, state = fold_job(state, by_day[day])
+        versions.extend(new)
+        assignment.update(assigned)
+        states.append((day, state.to_dict()))
+    return versions, assignment, states

@@ -13,13 +13,11 @@ dataset version: it is expanded to one edge per field when the tables are loaded
 from __future__ import annotations
 
 import datetime as dt
-import glob
-import os
-
 import duckdb
 
 from lineage_assets.query.models import Edge, LineageGraph, Node
 from lineage_assets.query.node_ids import NodeNotFound, NodeRef
+from lineage_assets.warehouse import commits
 
 EDGE_COLUMNS = (
     "output_namespace, output_name, output_field, output_version_id, input_namespace, input_name, input_field, "
@@ -84,28 +82,11 @@ class ColumnGraph:
 
     # ------------------------------------------------------------------ loading
 
-    def load_current(self, snapshot_dir: str | None) -> None:
-        """Load the column tables of the snapshot that `snapshot_dir` (current_lineage) names;
-        a warehouse written before column lineage existed (no such table folder at all) reads as
-        no column edges; a snapshot folder that vanished raises, so that the caller retries."""
+    def load_current(self, commit: commits.Commit) -> None:
+        """Load the current column tables of a commit."""
         con = self.con
-        name = os.path.basename(snapshot_dir) if snapshot_dir else None
-        edges_dir = os.path.join(self.warehouse, "current_column_lineage", name) if name else None
-        fields_dir = os.path.join(self.warehouse, "current_dataset_fields", name) if name else None
-        if edges_dir and os.path.isdir(os.path.join(self.warehouse, "current_column_lineage")):
-            con.execute("CREATE OR REPLACE TABLE ccl AS SELECT * FROM read_parquet(?, hive_partitioning = false)", [os.path.join(edges_dir, "*.parquet")])
-        else:
-            con.execute(
-                "CREATE OR REPLACE TABLE ccl AS SELECT * FROM (SELECT NULL::VARCHAR AS job_namespace, NULL::VARCHAR AS job_name, "
-                f"{_null_edge_columns()}) WHERE false"
-            )
-        if fields_dir and os.path.isdir(os.path.join(self.warehouse, "current_dataset_fields")):
-            con.execute("CREATE OR REPLACE TABLE cdf AS SELECT * FROM read_parquet(?, hive_partitioning = false)", [os.path.join(fields_dir, "*.parquet")])
-        else:
-            con.execute(
-                "CREATE OR REPLACE TABLE cdf (namespace VARCHAR, name VARCHAR, version_id VARCHAR, field_path VARCHAR, "
-                "type VARCHAR, description VARCHAR, ordinal INTEGER)"
-            )
+        con.execute(f"CREATE OR REPLACE TABLE ccl AS {commits.duckdb_relation_sql(commit, 'current_column_lineage')}")
+        con.execute(f"CREATE OR REPLACE TABLE cdf AS {commits.duckdb_relation_sql(commit, 'current_dataset_fields')}")
         con.execute(f"CREATE OR REPLACE TABLE cedges_named AS {_expand_dataset_wide('ccl', 'cdf', version_join=False)}")
         con.execute(
             "CREATE OR REPLACE TABLE fids AS SELECT row_number() OVER (ORDER BY ns, name, field) AS fid, ns, name, field FROM ("
@@ -120,14 +101,10 @@ class ColumnGraph:
         con.execute("DROP TABLE cedges_named")
         con.execute("CREATE OR REPLACE TABLE cadj AS SELECT DISTINCT out_fid, in_fid FROM cedges ORDER BY out_fid")
 
-    def _history_files(self) -> dict[str, list[str]]:
+    def load_history(self, commit: commits.Commit) -> None:
+        """(Re)load the history tables when the commit's files of them changed since the last load."""
         tables = ("column_lineage", "dataset_fields", "dataset_versions", "run_lineage")
-        return {t: sorted(glob.glob(os.path.join(self.warehouse, t, "*=*", "*.parquet"))) for t in tables}
-
-    def load_history(self) -> None:
-        """(Re)load the history tables when their files changed since the last load."""
-        files = self._history_files()
-        signature = tuple((t, tuple((f, os.path.getmtime(f)) for f in fs if os.path.exists(f))) for t, fs in files.items())
+        signature = tuple((name, tuple(commit.files(name))) for name in tables)
         if signature == self._history_signature:
             return
         con = self.con
@@ -137,11 +114,7 @@ class ColumnGraph:
             ("dataset_versions", "hist_versions", "version_id, namespace, name, run_id, run_state, created_at"),
             ("run_lineage", "hist_runs", "run_id, job_namespace, job_name, ended_at, output_versions"),
         ):
-            paths = files[table]
-            if paths:
-                con.execute(f"CREATE OR REPLACE TABLE {target} AS SELECT {columns} FROM read_parquet(?, hive_partitioning = false, union_by_name = true)", [paths])
-            else:
-                con.execute(f"CREATE OR REPLACE TABLE {target} AS SELECT * FROM ({_empty(table)}) WHERE false")
+            con.execute(f"CREATE OR REPLACE TABLE {target} AS SELECT {columns} FROM ({commits.duckdb_relation_sql(commit, table)})")
         con.execute(f"CREATE OR REPLACE TABLE hist_edges AS {_expand_dataset_wide('hist_cl', 'hist_fields', version_join=True)}")
         self._history_signature = signature
 
@@ -312,21 +285,3 @@ class ColumnGraph:
                 outEdges=[Edge(origin=this, destination=d) for d in sorted(n["out"])],
             ))
         return LineageGraph(graph=graph)
-
-
-def _null_edge_columns() -> str:
-    types = {"masking": "BOOLEAN", "input_declared": "BOOLEAN", "output_field_known": "BOOLEAN", "input_field_known": "BOOLEAN", "created_at": "TIMESTAMP"}
-    cols = [c.strip() for c in EDGE_COLUMNS.split(",")]
-    return ", ".join(f"NULL::{types.get(c, 'VARCHAR')} AS {c}" for c in cols)
-
-
-def _empty(table: str) -> str:
-    if table == "column_lineage":
-        return f"SELECT {_null_edge_columns()}, NULL::VARCHAR AS run_id"
-    if table == "dataset_fields":
-        return "SELECT NULL::VARCHAR AS version_id, NULL::VARCHAR AS namespace, NULL::VARCHAR AS name, NULL::VARCHAR AS field_path, NULL::VARCHAR AS type"
-    if table == "dataset_versions":
-        return ("SELECT NULL::VARCHAR AS version_id, NULL::VARCHAR AS namespace, NULL::VARCHAR AS name, NULL::VARCHAR AS run_id, "
-                "NULL::VARCHAR AS run_state, NULL::TIMESTAMP AS created_at")
-    return ("SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS job_namespace, NULL::VARCHAR AS job_name, NULL::TIMESTAMP AS ended_at, "
-            "NULL::STRUCT(namespace VARCHAR, name VARCHAR, version_id VARCHAR)[] AS output_versions")

@@ -17,10 +17,9 @@ import duckdb
 
 from lineage_assets.query.column_graph import ColumnGraph
 from lineage_assets.query.models import Edge, LineageGraph, Node
-from lineage_assets.query.node_ids import KINDS, NodeNotFound, NodeRef, candidates, split_version
-from lineage_assets.warehouse import snapshots
+from lineage_assets.query.node_ids import KINDS, NodeNotFound, NodeRef, candidates, dataset_node_sql, job_node_sql, split_version
+from lineage_assets.warehouse import commits
 
-_NOT_LOADED = "<not loaded>"
 _TRAVERSE = """
 WITH RECURSIVE walk(job_id, hops) AS (
     SELECT job_id, 0 FROM seeds
@@ -42,23 +41,24 @@ class LineageQuery:
         self.warehouse = str(warehouse)
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone = 'UTC'")
-        self._snapshot: str | None = _NOT_LOADED
+        self._seq: int | None = None
+        self._commit: commits.Commit | None = None
         self._lock = threading.Lock()
         self._columns = ColumnGraph(self._con, self.warehouse)
 
     # ------------------------------------------------------------------ loading
 
     def _refresh(self, attempts: int = 10) -> None:
-        """Load the published snapshot if it changed. A snapshot that vanishes while it is being
-        read (two newer ones were published meanwhile) is given up for the newest one; the
-        tables are loaded in one transaction, so a half-loaded snapshot is never answered from."""
+        """Load the newest commit's current graph if the warehouse moved on. The tables are loaded
+        in one transaction, so a half-loaded commit is never answered from; a file that vanishes
+        while being read (the commit was pruned meanwhile) gives way to the newest commit."""
         for attempt in range(attempts):
-            current = snapshots.current_dir(self.warehouse, "current_lineage")
-            if current == self._snapshot:
+            commit = commits.latest(self.warehouse)
+            if commit.seq == self._seq:
                 return
             try:
                 self._con.execute("BEGIN TRANSACTION")
-                self._load(current)
+                self._load(commit)
                 self._con.execute("COMMIT")
             except duckdb.IOException:
                 self._con.execute("ROLLBACK")
@@ -66,29 +66,21 @@ class LineageQuery:
                     raise
                 time.sleep(0.01 * (attempt + 1))
                 continue
-            self._snapshot = current
+            self._seq = commit.seq
+            self._commit = commit
             return
 
-    def _load(self, current: str | None) -> None:
+    def _load(self, commit: commits.Commit) -> None:
         con = self._con
-        if current is None:
-            con.execute("CREATE OR REPLACE TABLE edges (job_id VARCHAR, dataset_id VARCHAR, job_namespace VARCHAR, job_name VARCHAR, dataset_namespace VARCHAR, dataset_name VARCHAR, direction VARCHAR, component_id VARCHAR)")
-            con.execute("CREATE OR REPLACE TABLE jobs (job_id VARCHAR, job_namespace VARCHAR, job_name VARCHAR, version_id VARCHAR, latest_run_id VARCHAR, latest_state VARCHAR, latest_ended_at TIMESTAMP, lineage_unknown BOOLEAN, code_version VARCHAR, component_id VARCHAR)")
-        else:
-            snapshot_name = os.path.basename(current)
-            jobs_dir = os.path.join(self.warehouse, "current_jobs", snapshot_name)
-            con.execute(
-                "CREATE OR REPLACE TABLE edges AS SELECT 'job:' || job_namespace || ':' || job_name AS job_id, "
-                "'dataset:' || dataset_namespace || ':' || dataset_name AS dataset_id, job_namespace, job_name, "
-                "dataset_namespace, dataset_name, direction, component_id FROM read_parquet(?, hive_partitioning = false)",
-                [os.path.join(current, "*.parquet")],
-            )
-            con.execute(
-                "CREATE OR REPLACE TABLE jobs AS SELECT 'job:' || job_namespace || ':' || job_name AS job_id, * "
-                "FROM read_parquet(?, hive_partitioning = false)",
-                [os.path.join(jobs_dir, "*.parquet")],
-            )
-        self._columns.load_current(current)
+        con.execute(
+            f"CREATE OR REPLACE TABLE edges AS SELECT {job_node_sql()} AS job_id, {dataset_node_sql()} AS dataset_id, "
+            "job_namespace, job_name, dataset_namespace, dataset_name, direction, component_id "
+            f"FROM ({commits.duckdb_relation_sql(commit, 'current_lineage')})"
+        )
+        con.execute(
+            f"CREATE OR REPLACE TABLE jobs AS SELECT {job_node_sql()} AS job_id, * FROM ({commits.duckdb_relation_sql(commit, 'current_jobs')})"
+        )
+        self._columns.load_current(commit)
 
     # ------------------------------------------------------------------ resolution
 
@@ -177,7 +169,7 @@ class LineageQuery:
                 raise ValueError("give dataset_version or lineage_at, not both")
             versioned = dataset_version is not None or at is not None
             if versioned:
-                self._columns.load_history()
+                self._columns.load_history(self._commit)
             ref = self._resolve_column_start(node_id, node_type, namespace, name, field, versioned)
             if ref.kind == "job" and dataset_version is not None:
                 raise ValueError("dataset_version applies to a dataset or field node, not a job: use lineage_at")

@@ -11,6 +11,23 @@ from dataclasses import dataclass
 KINDS = {"job": "JOB", "dataset": "DATASET", "datasetField": "DATASET_FIELD"}
 
 
+def job_node(namespace: str, name: str) -> str:
+    return f"job:{namespace}:{name}"
+
+
+def dataset_node(namespace: str, name: str) -> str:
+    return f"dataset:{namespace}:{name}"
+
+
+def job_node_sql(namespace: str = "job_namespace", name: str = "job_name") -> str:
+    """The same id as a DuckDB expression over two columns."""
+    return f"'job:' || {namespace} || ':' || {name}"
+
+
+def dataset_node_sql(namespace: str = "dataset_namespace", name: str = "dataset_name") -> str:
+    return f"'dataset:' || {namespace} || ':' || {name}"
+
+
 class NodeNotFound(LookupError):
     """The node id is well formed but names nothing in the warehouse."""
 

@@ -1,5 +1,5 @@
-"""A synthetic current snapshot of a given size, written with pyarrow (no Spark), published the
-way a materialization publishes one. Used by the latency benchmark and by tests that need a
+"""A synthetic current snapshot of a given size, written with pyarrow (no Spark), committed the
+way a materialization commits one. Used by the latency benchmark and by tests that need a
 warehouse without folding events.
 
 Shape: independent pipelines of `chain` jobs; job i of a pipeline reads the datasets of jobs i-1
@@ -10,29 +10,20 @@ random fields of the inputs.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import random
 import time
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from lineage_assets.warehouse import snapshots
+from lineage_assets.warehouse import commits
 
 NS = "postgres://bench.example.com:5432"
-SNAPSHOT = "bench"
-
-
-def _write(warehouse: str, table: str, columns: dict[str, list], snapshot_id: str) -> None:
-    folder = snapshots.snapshot_dir(warehouse, table, snapshot_id)
-    os.makedirs(folder, exist_ok=True)
-    pq.write_table(pa.table(columns), os.path.join(folder, "part-0.parquet"))
 
 
 def build(
-    warehouse: str, jobs: int, chain: int = 50, fields: int = 20, fan_in: int = 2, seed: int = 7, snapshot_id: str = SNAPSHOT
+    warehouse: str, jobs: int, chain: int = 50, fields: int = 20, fan_in: int = 2, seed: int = 7
 ) -> dict[str, int]:
-    """Write and publish the snapshot; returns the sizes written."""
+    """Write and commit the snapshot; returns the sizes written."""
     rng = random.Random(seed)
     job_cols = {k: [] for k in ("job_namespace", "job_name", "version_id", "latest_run_id", "latest_state", "latest_ended_at", "lineage_unknown", "code_version", "component_id")}
     edge_cols = {k: [] for k in ("job_namespace", "job_name", "version_id", "dataset_namespace", "dataset_name", "direction", "component_id")}
@@ -68,9 +59,10 @@ def build(
                 for k, v in zip(cl_names, row):
                     cl[k].append(v)
     frames = {"current_jobs": job_cols, "current_lineage": edge_cols, "current_column_lineage": cl, "current_dataset_fields": df_cols}
-    for table, columns in frames.items():
-        _write(warehouse, table, columns, snapshot_id)
-    snapshots.publish_all(warehouse, snapshot_id)
+    with commits.Transaction(warehouse, "synthetic_snapshot") as txn:
+        for table, columns in frames.items():
+            txn.stage_arrow(pa.table(columns), table)
+        txn.commit()
     return {"jobs": jobs, "edges": len(edge_cols["job_name"]), "column_edges": len(cl["job_name"]), "fields": len(df_cols["name"])}
 
 

@@ -1,4 +1,4 @@
-"""Spark and Arrow schemas of the warehouse tables (DESIGN.md section 3)."""
+"""Schema building blocks (no JVM needed) and the intake parser's row; tables live in `tables.py`."""
 
 from __future__ import annotations
 
@@ -68,16 +68,6 @@ EVENT_FIELDS = [
     T.StructField("source_line", T.IntegerType()),
 ]
 
-EVENTS = T.StructType([*EVENT_FIELDS, T.StructField("event_date", T.DateType())])
-LANDED_EVENTS = T.StructType(
-    [
-        *EVENT_FIELDS,
-        T.StructField("drop_key", T.StringType()),
-        T.StructField("event_date", T.DateType()),
-        T.StructField("drop_id", T.StringType()),
-    ]
-)
-
 REJECTED_FIELDS = [
     T.StructField("source_file", T.StringType()),
     T.StructField("source_line", T.IntegerType()),
@@ -88,14 +78,6 @@ REJECTED_FIELDS = [
     T.StructField("event_time", T.TimestampType()),
     T.StructField("drop_key", T.StringType()),
 ]
-REJECTED_EVENTS = T.StructType(
-    [
-        *REJECTED_FIELDS,
-        T.StructField("read_date", T.DateType()),
-        T.StructField("drop_id", T.StringType()),
-    ]
-)
-
 # What the Python parser emits for every record of a drop: one row, accepted or rejected.
 PARSED = T.StructType(
     [

@@ -24,7 +24,7 @@ from dagster import DagsterInstance
 
 from lineage_assets.runner import ingest
 from lineage_assets.settings import LineageSettings
-from lineage_assets.warehouse import snapshots
+from lineage_assets.warehouse import commits
 from lineage_assets_tests.support import ds, run_event, run_uuid
 
 D1, D2 = "2024-03-01", "2024-03-02"
@@ -81,17 +81,12 @@ def _land(folder, name: str, events: list[dict], form: str) -> None:
 
 
 def _tables(warehouse) -> dict[str, list[tuple]]:
-    out = {}
-    for name in TABLES:
-        out[name] = duckdb.sql(
-            f"select * from read_parquet('{warehouse}/{name}/**/*.parquet', hive_partitioning = true, union_by_name = true) "
-            "order by all"
-        ).fetchall()
-    current = snapshots.current_dir(str(warehouse), "current_lineage")
-    out["current_lineage"] = duckdb.sql(
-        f"select * from read_parquet('{current}/*.parquet', hive_partitioning = false) order by all"
-    ).fetchall()
-    return out
+    """Every table as the latest commit holds it (the files a reader is allowed to see)."""
+    commit = commits.latest(str(warehouse))
+    return {
+        name: duckdb.sql(f"select * from ({commits.duckdb_relation_sql(commit, name)}) order by all").fetchall()
+        for name in (*TABLES, "current_lineage")
+    }
 
 
 def _of_seed(tables: dict[str, list[tuple]], seed: int) -> dict[str, list[tuple]]:

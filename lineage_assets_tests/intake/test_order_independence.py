@@ -13,8 +13,8 @@ from pyspark.sql import functions as F
 
 from lineage_assets.demo import generator
 from lineage_assets.intake.drop_folder import drop_id
-from lineage_assets.intake.spark_intake import consolidate_day, read_drop, stage_drop
-from lineage_assets.warehouse import schemas
+from lineage_assets.intake.spark_intake import consolidate, read_drop, stage_drop
+from lineage_assets.warehouse import schemas, tables
 
 PROVENANCE = ("source_file", "source_line")
 FIRST_DAY = dt.date(2024, 5, 1)
@@ -43,21 +43,21 @@ def _write_drop(path, events, form):
 
 def _land(spark, tmp_path, drops):
     """Run the intake transformations drop after drop, like the intake asset does."""
-    landed = spark.createDataFrame([], schemas.LANDED_EVENTS)
-    no_rejects = spark.createDataFrame([], schemas.REJECTED_EVENTS)
+    landed = spark.createDataFrame([], tables.LANDED_EVENTS.schema)
+    no_rejects = spark.createDataFrame([], tables.REJECTED_EVENTS.schema)
     for name, events, form in drops:
         path = tmp_path / name
         _write_drop(path, events, form)
         parsed = read_drop(spark, str(path), name, None)
         staged = stage_drop(parsed, name, drop_id(name), FIRST_DAY, landed.select("event_id"), no_rejects)
-        landed = spark.createDataFrame(landed.unionByName(staged.events).collect(), schemas.LANDED_EVENTS)
+        landed = spark.createDataFrame(landed.unionByName(staged.events).collect(), tables.LANDED_EVENTS.schema)
     return landed
 
 
 def _events_table(landed):
     return sorted(
-        tuple(r) for r in consolidate_day(landed).drop(*PROVENANCE).select(
-            *[F.col(c).cast("string") for c in sorted(set(schemas.EVENTS.fieldNames()) - set(PROVENANCE))]
+        tuple(r) for r in consolidate(landed).drop(*PROVENANCE).select(
+            *[F.col(c).cast("string") for c in sorted(set(tables.EVENTS.column_names) - set(PROVENANCE))]
         ).collect()
     )
 

@@ -7,8 +7,9 @@ import gzip
 import json
 
 from lineage_assets.ids import event_id
-from lineage_assets.intake.spark_intake import consolidate_day, fingerprint, read_drop, stage_drop
-from lineage_assets.warehouse import schemas
+from lineage_assets.intake.spark_intake import consolidate, read_drop, stage_drop
+from lineage_assets.warehouse.content_hash import fingerprint
+from lineage_assets.warehouse import schemas, tables
 
 RUN_ID = "3f0b4e4e-8f9b-4a55-8f0a-0d6f0f2a0c11"
 
@@ -61,7 +62,7 @@ def test_stage_drop_counts_duplicates_within_and_across_drops(spark, tmp_path):
         [json.dumps(a), json.dumps(b), json.dumps(a, indent=None, separators=(", ", ": ")), json.dumps(c), "oops"],
     )
     known = spark.createDataFrame([(event_id(c),)], "event_id string")
-    known_rejects = spark.createDataFrame([], schemas.REJECTED_EVENTS)
+    known_rejects = spark.createDataFrame([], tables.REJECTED_EVENTS.schema)
     staged = stage_drop(parsed, "x.ndjson@k", "id1", dt.date(2024, 3, 2), known, known_rejects)
     new = staged.events.orderBy("source_line").collect()
     assert [r.event_id for r in new] == [event_id(a), event_id(b)]
@@ -76,7 +77,7 @@ def test_stage_drop_does_not_store_a_reject_twice(spark, tmp_path):
     parsed = _parsed(spark, tmp_path, "grow.ndjson", ["oops", json.dumps(_event(1))])
     known_rejects = spark.createDataFrame(
         [("grow.ndjson", 1, "oops", "utf-8", "not_json", "r", None, "old", dt.date(2024, 1, 1), "id0")],
-        schemas.REJECTED_EVENTS,
+        tables.REJECTED_EVENTS.schema,
     )
     known = spark.createDataFrame([], "event_id string")
     staged = stage_drop(parsed, "grow.ndjson@k2", "id2", dt.date(2024, 3, 2), known, known_rejects)
@@ -85,20 +86,20 @@ def test_stage_drop_does_not_store_a_reject_twice(spark, tmp_path):
     assert staged.events.count() == 1
 
 
-def test_consolidate_day_keeps_one_row_per_event_whatever_the_drop_order(spark, tmp_path):
+def test_consolidate_keeps_one_row_per_event_whatever_the_drop_order(spark, tmp_path):
     a, b = _event(1), _event(2)
     first = stage_drop(
         _parsed(spark, tmp_path, "b.ndjson", [json.dumps(b), json.dumps(a)]),
         "b@1", "d1", dt.date(2024, 3, 2),
-        spark.createDataFrame([], "event_id string"), spark.createDataFrame([], schemas.REJECTED_EVENTS),
+        spark.createDataFrame([], "event_id string"), spark.createDataFrame([], tables.REJECTED_EVENTS.schema),
     ).events
     second = stage_drop(
         _parsed(spark, tmp_path, "a.ndjson", [json.dumps(a)]),
         "a@1", "d2", dt.date(2024, 3, 2),
-        spark.createDataFrame([], "event_id string"), spark.createDataFrame([], schemas.REJECTED_EVENTS),
+        spark.createDataFrame([], "event_id string"), spark.createDataFrame([], tables.REJECTED_EVENTS.schema),
     ).events
-    one = consolidate_day(first.unionByName(second))
-    other = consolidate_day(second.unionByName(first))
+    one = consolidate(first.unionByName(second))
+    other = consolidate(second.unionByName(first))
     rows = one.collect()
     assert [r.event_id for r in rows] == [event_id(a), event_id(b)]  # sorted by event_time
     assert rows[0].source_file == "a.ndjson"  # the earliest (source_file, source_line) is kept

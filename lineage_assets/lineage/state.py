@@ -1,0 +1,71 @@
+"""The fold's carried state: validity intervals in the warehouse's state tables.
+
+Each state table holds rows `[valid_from, valid_to)` (days), partitioned by `valid_to`
+(`9999-12-31` while a row is still valid). The state as of day X is the rows with
+`valid_from <= X < valid_to`, all of which live in the partitions `valid_to > X`: reading the
+state before a range costs the size of the state plus what changed since, never the history.
+A fold of [first, last] replaces every state partition >= first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lineage_assets.lineage.fold import StateAsOf
+from lineage_assets.warehouse import commits
+from lineage_assets.warehouse import tables as t
+
+
+def _valid_after(day: dt.date):
+    text = day.isoformat()
+    return lambda p: p["valid_to"] > text
+
+
+def _rows(spark: SparkSession, commit: commits.Commit, table: t.Table, day: dt.date, since: dt.date | None = None) -> DataFrame:
+    """Rows of a state table valid on `day` (or, with `since`, valid on any day in [since, day])."""
+    start = since or day
+    df = commits.read_table(spark, commit.root, table.name, where=_valid_after(start - dt.timedelta(days=1)) if since else _valid_after(day), commit=commit)
+    return df.filter(F.col("valid_from") <= F.lit(day)).drop("valid_to")
+
+
+def state_as_of(spark: SparkSession, commit: commits.Commit, day: dt.date) -> StateAsOf:
+    """The state at the end of `day` as `commit` holds it."""
+    open_events = _rows(spark, commit, t.STATE_OPEN_EVENTS, day).localCheckpoint()
+    earliest = open_events.agg(F.min("valid_from")).first()[0]
+    return StateAsOf(
+        day=day,
+        open_events=open_events,
+        jobs=_rows(spark, commit, t.STATE_JOBS, day),
+        datasets=_rows(spark, commit, t.STATE_DATASETS, day),
+        dataset_candidates=_rows(spark, commit, t.STATE_DATASETS, day, since=min(earliest, day) if earliest else day),
+        storage_versions=_rows(spark, commit, t.STATE_STORAGE_VERSIONS, day),
+        columns=_rows(spark, commit, t.STATE_COLUMNS, day),
+        fields=_rows(spark, commit, t.STATE_FIELDS, day),
+    )
+
+
+def replaced_from(first: dt.date):
+    """The partition filter of a fold of [first, ...]: every state partition valid_to >= first."""
+    text = first.isoformat()
+    return lambda p: p["valid_to"] >= text
+
+
+def current_rows(spark: SparkSession, commit: commits.Commit, table: t.Table) -> DataFrame:
+    """Rows of a state table still valid after the last processed day (valid_to = OPEN)."""
+    return commits.read_table(spark, commit.root, table.name, where=lambda p: p["valid_to"] == t.OPEN, commit=commit).drop("valid_to")
+
+
+def empty_state(spark: SparkSession, day: dt.date) -> StateAsOf:
+    """The state before anything was folded."""
+
+    def empty(table: t.Table) -> DataFrame:
+        return spark.createDataFrame([], table.schema).drop("valid_to")
+
+    datasets = empty(t.STATE_DATASETS)
+    return StateAsOf(
+        day, empty(t.STATE_OPEN_EVENTS), empty(t.STATE_JOBS), datasets, datasets, empty(t.STATE_STORAGE_VERSIONS),
+        empty(t.STATE_COLUMNS), empty(t.STATE_FIELDS),
+    )

@@ -1,0 +1,185 @@
+"""Checks that can fail: unique keys and references, recompute determinism, graph components.
+
+Each returns a `CheckReport`; the pipeline commits only when its blocking checks pass, so a
+failure leaves readers on the previous commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from lineage_assets.query.node_ids import dataset_node_sql, job_node_sql
+from lineage_assets.warehouse import commits
+from lineage_assets.warehouse import tables as t
+from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprints
+
+
+@dataclass
+class CheckReport:
+    name: str
+    passed: bool
+    problems: list[str] = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------- keys
+
+
+def key_problems(staged: dict[str, DataFrame]) -> list[str]:
+    """Unique keys (column_lineage: no row stored twice) and references: every job version and
+    output version run_lineage names exists, every output version a column edge names exists.
+
+    Job versions are looked up in the staged job_versions plus the ids the job state says the
+    job ever had (compact: no scan of history). One Spark job."""
+    checks = []
+    for name, df in staged.items():
+        spec = t.get(name)
+        if spec.kind != "history":
+            continue
+        key = list(spec.keys) or list(spec.columns.fieldNames())
+        label = ", ".join(spec.keys) if spec.keys else "row"
+        checks.append(df.groupBy(*key).count().filter("count > 1").select(F.lit(f"{name} has a duplicated {label}").alias("problem")))
+    lineage = staged["run_lineage"]
+    known = staged["state_jobs"].select(F.explode("known_versions").alias("job_version_id")).unionByName(
+        staged["job_versions"].select(F.col("version_id").alias("job_version_id"))
+    )
+    checks.append(lineage.join(known, "job_version_id", "left_anti").select(
+        F.lit("a run names a job version that job_versions does not hold").alias("problem")))
+    versions = staged["dataset_versions"].select("version_id")
+    checks.append(lineage.select(F.explode("output_versions.version_id").alias("version_id")).join(versions, "version_id", "left_anti")
+                  .select(F.lit("an output version is missing from dataset_versions").alias("problem")))
+    checks.append(staged["column_lineage"].select(F.col("output_version_id").alias("version_id")).join(versions, "version_id", "left_anti")
+                  .select(F.lit("a column edge names an output version missing from dataset_versions").alias("problem")))
+    union = checks[0]
+    for part in checks[1:]:
+        union = union.unionByName(part)
+    return [f"{r['problem']} ({r['count']} rows)" for r in union.groupBy("problem").count().orderBy("problem").collect()]
+
+
+# ---------------------------------------------------------------------------------- determinism
+
+
+@dataclass
+class Sample:
+    """A deterministic sample of jobs (by a hash of namespace and name) and what their rows
+    depend on: every run with an event naming a sampled job, the datasets those runs touch,
+    and every run writing one of those datasets. `rate >= 1` is everything."""
+
+    rate: float
+    runs: DataFrame | None = None  # run_id of sampled runs
+    datasets: DataFrame | None = None  # namespace, name touched by sampled runs
+
+    @property
+    def whole(self) -> bool:
+        return self.rate >= 1
+
+    @staticmethod
+    def job_sampled(namespace: Column, name: Column, rate: float) -> Column:
+        return (F.abs(F.xxhash64(namespace, name)) % 10000) < int(rate * 10000)
+
+
+def sample_inputs(events: DataFrame, carried: DataFrame, rate: float) -> tuple[Sample, DataFrame, DataFrame]:
+    """(the sample, the events to recompute it from, the carried open events to recompute it from)."""
+    if rate >= 1:
+        return Sample(rate), events, carried
+    run_events = events.filter("event_kind = 'RUN'").select("run_id", "job_namespace", "job_name", "inputs", "outputs").unionByName(
+        carried.select("run_id", "job_namespace", "job_name", "inputs", "outputs")
+    )
+    sampled = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), rate)
+    runs = run_events.filter(sampled).select("run_id").distinct()
+    touched = run_events.join(runs, "run_id", "left_semi")
+    datasets = touched.select(F.explode(F.concat("inputs", "outputs")).alias("d")).select("d.namespace", "d.name").distinct().localCheckpoint()
+    writers = run_events.select("run_id", F.explode("outputs").alias("o")).select(
+        "run_id", F.col("o.namespace").alias("namespace"), F.col("o.name").alias("name")
+    ).join(datasets, ["namespace", "name"], "left_semi").select("run_id")
+    needed = runs.unionByName(writers).distinct().localCheckpoint()
+    keep = (
+        events.filter("event_kind = 'RUN'").join(needed, "run_id", "left_semi")
+        .unionByName(events.filter("event_kind = 'JOB'").filter(sampled))
+        .unionByName(events.filter("event_kind = 'DATASET'").join(
+            datasets.select(F.col("namespace").alias("dataset_namespace"), F.col("name").alias("dataset_name")),
+            ["dataset_namespace", "dataset_name"], "left_semi"))
+    )
+    return Sample(rate, runs.localCheckpoint(), datasets), keep, carried.join(needed, "run_id", "left_semi")
+
+
+def restrict(name: str, df: DataFrame, sample: Sample, dataset_versions: DataFrame) -> DataFrame:
+    """The rows of a fold output that the sample determines completely."""
+    if sample.whole:
+        return df
+    job = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), sample.rate)
+    if name in ("runs", "run_lineage", "job_versions", "state_jobs", "state_columns", "state_open_events"):
+        return df.filter(job)
+    if name == "dataset_versions":
+        return _versions_in_sample(df, sample)
+    if name == "column_lineage":
+        return df.join(sample.runs, "run_id", "left_semi")
+    if name == "dataset_fields":
+        return df.join(_versions_in_sample(dataset_versions, sample).select("version_id"), "version_id", "left_semi")
+    if name in ("state_datasets", "state_storage_versions", "state_fields"):
+        return df.join(sample.datasets, ["namespace", "name"], "left_semi")
+    raise ValueError(f"no sample rule for {name}")
+
+
+def _versions_in_sample(df: DataFrame, sample: Sample) -> DataFrame:
+    job = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), sample.rate)
+    by_job = df.filter(F.col("job_namespace").isNotNull() & job)
+    by_event = df.filter(F.col("job_namespace").isNull()).join(sample.datasets, ["namespace", "name"], "left_semi")
+    return by_job.unionByName(by_event)
+
+
+def day_column(name: str) -> str | None:
+    spec = t.get(name)
+    return spec.partition_by[0] if spec.partition_by else None
+
+
+def sample_fingerprints(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, dict[str, Fingerprint]]:
+    frames = {name: (restrict(name, df, sample, outputs["dataset_versions"]), day_column(name)) for name, df in outputs.items()}
+    return fingerprints(frames)
+
+
+def compare(written: dict[str, dict[str, Fingerprint]], recomputed: dict[str, dict[str, Fingerprint]]) -> list[str]:
+    problems = []
+    for name in sorted(written):
+        a, b = written[name], recomputed.get(name, {})
+        if a.get(WHOLE) != b.get(WHOLE):
+            days = sorted(d for d in set(a) | set(b) if d != WHOLE and a.get(d) != b.get(d))
+            problems.append(f"{name}: written {a.get(WHOLE)} != recomputed {b.get(WHOLE)}; days differing: {days[:10]}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------- components
+
+
+def component_problems(files: dict[str, list[str]]) -> list[str]:
+    """Recompute the components of the current graph with DuckDB by label propagation (every
+    node takes the smallest label among its neighbours until nothing changes) and compare them
+    with the stored component_id of every job and every edge. The pipeline computes them with a
+    union-find in Python; this is a different algorithm on a different engine."""
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE jobs AS {commits.duckdb_files_sql('current_jobs', files['current_jobs'])}")
+    con.execute(f"CREATE TABLE edges AS {commits.duckdb_files_sql('current_lineage', files['current_lineage'])}")
+    job_id, dataset_id = job_node_sql(), dataset_node_sql()
+    con.execute(f"CREATE TABLE pairs AS SELECT DISTINCT {job_id} AS a, {dataset_id} AS b FROM edges")
+    con.execute(f"CREATE TABLE label AS SELECT node, node AS label FROM (SELECT {job_id} AS node FROM jobs UNION SELECT a FROM pairs UNION SELECT b FROM pairs)")
+    neighbours = "(SELECT a AS node, b AS other FROM pairs UNION ALL SELECT b, a FROM pairs)"
+    while True:
+        con.execute(
+            "CREATE OR REPLACE TABLE next AS SELECT l.node, least(l.label, coalesce(min(n.label), l.label)) AS label FROM label l "
+            f"LEFT JOIN {neighbours} p ON p.node = l.node LEFT JOIN label n ON n.node = p.other GROUP BY l.node, l.label"
+        )
+        moved = con.execute("SELECT count(*) FROM next JOIN label USING (node) WHERE next.label <> label.label").fetchone()[0]
+        con.execute("CREATE OR REPLACE TABLE label AS SELECT * FROM next")
+        if moved == 0:
+            break
+    rows = con.execute(
+        f"SELECT 'job' AS kind, {job_id} AS node, j.component_id, l.label FROM jobs j JOIN label l ON l.node = {job_id} "
+        "WHERE j.component_id IS DISTINCT FROM l.label "
+        f"UNION ALL SELECT 'edge', {job_id} || ' ' || direction || ' ' || {dataset_id}, e.component_id, l.label FROM edges e "
+        f"JOIN label l ON l.node = {job_id} WHERE e.component_id IS DISTINCT FROM l.label ORDER BY 1, 2 LIMIT 50"
+    ).fetchall()
+    return [f"{kind} {node}: stored component_id {stored!r}, computed {label!r}" for kind, node, stored, label in rows]

@@ -1,0 +1,76 @@
+"""The current graph as one commit of the four snapshot tables, blocked by the components check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from pyspark.sql import DataFrame, SparkSession
+
+from lineage_assets.lineage.current import current_column_tables, current_tables
+from lineage_assets.lineage.state import current_rows
+from lineage_assets.pipeline.checks import CheckReport, component_problems
+from lineage_assets.pipeline.fold import FOLD_THROUGH
+from lineage_assets.warehouse import commits
+from lineage_assets.warehouse import tables as t
+from lineage_assets.warehouse.content_hash import WHOLE, fingerprints
+
+COMPONENTS = "components_match_an_independent_computation"
+
+
+@dataclass
+class CurrentState:
+    """The fold's state after the last folded day: what the current graph is built from."""
+
+    jobs: DataFrame
+    columns: DataFrame
+    fields: DataFrame
+
+    @classmethod
+    def of(cls, spark: SparkSession, commit: commits.Commit) -> "CurrentState":
+        return cls(*(current_rows(spark, commit, table) for table in (t.STATE_JOBS, t.STATE_COLUMNS, t.STATE_FIELDS)))
+
+
+@dataclass
+class SnapshotReport:
+    as_of: str | None
+    rows: dict[str, int]
+    components: int
+    check: CheckReport
+    commit_seq: int | None
+
+    @property
+    def passed(self) -> bool:
+        return self.check.passed
+
+
+def stage_current_graph(spark: SparkSession, txn: commits.Transaction, state: CurrentState) -> None:
+    """Stage the four current-graph tables; the column tables are built from the staged
+    current_lineage, so its edges are computed once."""
+    jobs, lineage = current_tables(state.jobs)
+    txn.stage(jobs.coalesce(1), t.CURRENT_JOBS)
+    txn.stage(lineage.coalesce(1), t.CURRENT_LINEAGE)
+    column_edges, column_fields = current_column_tables(state.columns, state.fields, txn.read_staged(spark, "current_lineage"))
+    txn.stage(column_edges.coalesce(1), t.CURRENT_COLUMN_LINEAGE)
+    txn.stage(column_fields.coalesce(1), t.CURRENT_DATASET_FIELDS)
+
+
+def publish_current_graph(spark: SparkSession, root: str, log: Callable[[str], None] = print) -> SnapshotReport:
+    with commits.writer(root):
+        base = commits.latest(root)
+        with commits.Transaction(root, "current_graph") as txn:
+            stage_current_graph(spark, txn, CurrentState.of(spark, base))
+            staged = {table.name: (txn.read_staged(spark, table.name), None) for table in t.SNAPSHOTS}
+            prints = fingerprints(staged)
+            files = {name: [p for paths in txn.staged_files(name).values() for p in paths] for name in ("current_jobs", "current_lineage")}
+            problems = component_problems(files)
+            components = staged["current_jobs"][0].select("component_id").distinct().count()
+            check = CheckReport(COMPONENTS, not problems, problems, {"components": components})
+            rows = {name: prints[name][WHOLE].rows for name in staged}
+            as_of = base.props.get(FOLD_THROUGH)
+            seq = None
+            if check.passed:
+                seq = txn.commit({"as_of": as_of, "rows": rows}).seq
+            else:
+                log(f"current graph not published: {problems[:3]}")
+    return SnapshotReport(as_of, rows, components, check, seq)

@@ -1,0 +1,410 @@
+"""Atomic, isolated commits of the whole warehouse (DESIGN.md section 11).
+
+The warehouse is a folder of tables (Parquet, hive-style partition folders) and a commit log
+`_commits/<seq>.json`. A commit lists, for every table, the partitions that exist and the data
+files of each: it is the whole truth about what a reader may read. Files that no commit lists
+(a write in progress, a killed writer's leftovers, files replaced by a later commit) are
+invisible, and `duckdb_views.sql` or `committed_files()` is how a reader outside the project
+finds the committed ones.
+
+A writer opens a `Transaction`, lets Spark write each table into the transaction's staging
+folder (`_staging/<txn>/<table>/`), may read the staged files back (checks run on exactly what
+will be published), and commits: under the warehouse's commit lock it moves the staged files
+into the table folders under names no other commit uses, composes the next commit from the
+latest one (partitions it replaces are dropped, partitions it writes are added, every other
+table and partition is carried over) and creates `_commits/<seq+1>.json` with put-if-absent
+(`os.link` of a fully written temporary file), the single atomic step. A kill at any point
+before that step leaves the previous commit in force; a kill after it leaves the new one.
+Older commits are kept (`KEEP_COMMITS`) so that a reader that has just read one still finds
+its files; files no kept commit lists are deleted.
+
+Why not Delta Lake or Iceberg: their Spark jars cannot be fetched here (only PyPI, Debian and
+npm are reachable), and the Python writers (`deltalake`, `pyiceberg`) would commit
+Spark-written Parquet through a second table format and a second engine; this log is ~300
+lines, shared with the snapshots, and readable by plain DuckDB through the generated views.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import os
+import shutil
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from lineage_assets.warehouse import tables as registry
+
+COMMITS = "_commits"
+STAGING = "_staging"
+VIEWS_FILE = "duckdb_views.sql"
+KEEP_COMMITS = 10
+FORMAT = 1
+
+PartitionFilter = Callable[[dict[str, str]], bool]
+
+
+class WarehouseBusy(RuntimeError):
+    """Another process is writing this warehouse."""
+
+
+def parse_partition(path: str) -> dict[str, str]:
+    """"a=1/b=x" -> {"a": "1", "b": "x"} ("" -> {})."""
+    out = {}
+    for part in filter(None, path.split("/")):
+        key, _, value = part.partition("=")
+        out[key] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit: table -> partition path ("" when unpartitioned) -> data file names."""
+
+    root: str
+    seq: int
+    tables: dict[str, dict[str, list[str]]]
+    info: dict = field(default_factory=dict)
+    props: dict = field(default_factory=dict)  # carried from commit to commit (e.g. the last folded day)
+
+    def partitions(self, table: str, where: PartitionFilter | None = None) -> list[str]:
+        parts = self.tables.get(table, {})
+        return sorted(p for p in parts if where is None or where(parse_partition(p)))
+
+    def partition_values(self, table: str, column: str) -> list[str]:
+        return sorted({parse_partition(p).get(column) for p in self.tables.get(table, {})} - {None})
+
+    def files(self, table: str, where: PartitionFilter | None = None) -> list[str]:
+        """Absolute paths of the table's committed files (of the partitions `where` accepts)."""
+        base = os.path.join(self.root, registry.get(table).path)
+        parts = self.tables.get(table, {})
+        return [os.path.join(base, p, f) if p else os.path.join(base, f) for p in self.partitions(table, where) for f in parts[p]]
+
+    def file_count(self) -> int:
+        return sum(len(files) for parts in self.tables.values() for files in parts.values())
+
+
+def _commit_dir(root: str) -> str:
+    return os.path.join(root, COMMITS)
+
+
+def commit_seqs(root: str) -> list[int]:
+    try:
+        names = os.listdir(_commit_dir(root))
+    except FileNotFoundError:
+        return []
+    return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+
+def read_commit(root: str, seq: int) -> Commit:
+    with open(os.path.join(_commit_dir(root), f"{seq:020d}.json")) as handle:
+        data = json.load(handle)
+    return Commit(root, data["seq"], data["tables"], data.get("info", {}), data.get("props", {}))
+
+
+def latest(root: str) -> Commit:
+    """The newest commit (an empty one, seq 0, before the first)."""
+    root = str(root)
+    for _attempt in range(5):
+        seqs = commit_seqs(root)
+        if not seqs:
+            return Commit(root, 0, {}, {}, {})
+        try:
+            return read_commit(root, seqs[-1])
+        except FileNotFoundError:  # pruned between listing and reading: list again
+            continue
+    return read_commit(root, commit_seqs(root)[-1])
+
+
+def committed_files(root: str, table: str, where: PartitionFilter | None = None) -> list[str]:
+    return latest(root).files(table, where)
+
+
+# ---------------------------------------------------------------------------------- locks
+
+_held: dict[str, int] = {}
+_held_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _flock(path: str, wait_seconds: float, message: str) -> Iterator[None]:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a+") as handle:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise WarehouseBusy(message) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def writer(root: str, wait_seconds: float = 30.0) -> Iterator[None]:
+    """One writer per warehouse at a time (re-entrant within a process). The lock is the
+    kernel's: a killed writer releases it with its process."""
+    key = os.path.abspath(root)
+    with _held_lock:
+        if _held.get(key):
+            _held[key] += 1
+            nested = True
+        else:
+            nested = False
+    if nested:
+        try:
+            yield
+        finally:
+            with _held_lock:
+                _held[key] -= 1
+        return
+    with _flock(
+        os.path.join(key, COMMITS, ".writer.lock"), wait_seconds,
+        f"another process is writing the warehouse {key} (only one writer at a time); try again when it has finished",
+    ):
+        with _held_lock:
+            _held[key] = 1
+        try:
+            yield
+        finally:
+            with _held_lock:
+                _held.pop(key, None)
+
+
+# ---------------------------------------------------------------------------------- transactions
+
+
+@dataclass
+class _Staged:
+    table: registry.Table
+    replace: PartitionFilter | None
+    folder: str
+
+
+class Transaction:
+    """Stage tables with Spark, then `commit()` them together (or `abort()`)."""
+
+    def __init__(self, root: str, operation: str):
+        self.root = os.path.abspath(str(root))
+        self.operation = operation
+        self.id = f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.staging = os.path.join(self.root, STAGING, self.id)
+        self.staged: dict[str, _Staged] = {}
+        self.committed: Commit | None = None
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.committed is None:
+            self.abort()
+
+    def stage(self, df, table: registry.Table | str, replace: PartitionFilter | None = None) -> None:
+        """Write `df` as the new content of `table`'s partitions present in it; `replace` also
+        drops the committed partitions it accepts (partitions it accepts that `df` has no rows
+        for disappear). Unpartitioned tables are replaced whole."""
+        table = registry.get(table) if isinstance(table, str) else table
+        folder = os.path.join(self.staging, table.name)
+        columns = table.column_names
+        writer_ = df.select(*columns).write.mode("overwrite")
+        if table.partition_by:
+            writer_ = writer_.partitionBy(*table.partition_by)
+        writer_.parquet(folder)
+        self.staged[table.name] = _Staged(table, replace if table.partition_by else (lambda _p: True), folder)
+
+    def stage_arrow(self, data, table: registry.Table | str) -> None:
+        """Stage an unpartitioned table from a pyarrow Table (no Spark), cast to the registry schema."""
+        import pyarrow.parquet as pq
+
+        from lineage_assets.warehouse.schemas import arrow_schema
+
+        table = registry.get(table) if isinstance(table, str) else table
+        if table.partition_by:
+            raise ValueError(f"stage_arrow writes unpartitioned tables; {table.name} is partitioned")
+        folder = os.path.join(self.staging, table.name)
+        os.makedirs(folder, exist_ok=True)
+        pq.write_table(data.select(table.column_names).cast(arrow_schema(table.schema)), os.path.join(folder, "part-00000.parquet"))
+        self.staged[table.name] = _Staged(table, lambda _p: True, folder)
+
+    def staged_files(self, table: str) -> dict[str, list[str]]:
+        """partition path -> staged file paths (absolute)."""
+        staged = self.staged[table]
+        out: dict[str, list[str]] = {}
+        for dirpath, dirs, files in os.walk(staged.folder):
+            dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
+            data = sorted(f for f in files if f.endswith(".parquet") and not f.startswith((".", "_")))
+            if data:
+                rel = os.path.relpath(dirpath, staged.folder)
+                out["" if rel == "." else rel.replace(os.sep, "/")] = [os.path.join(dirpath, f) for f in data]
+        return out
+
+    def read_staged(self, spark, table: str):
+        """The staged rows of a table, read back from the files (what the commit will publish)."""
+        spec = registry.get(table)
+        paths = [p for files in self.staged_files(table).values() for p in files]
+        return read_files(spark, spec, paths, self.staged[table].folder)
+
+    def commit(self, info: dict | None = None, props: dict | None = None) -> Commit:
+        with _flock(os.path.join(self.root, COMMITS, ".commit.lock"), 600, "commit lock held for 10 minutes"):
+            base = latest(self.root)
+            tables = {name: dict(parts) for name, parts in base.tables.items()}
+            for name, staged in self.staged.items():
+                new = self.staged_files(name)
+                current = tables.get(name, {})
+                kept = {
+                    p: files for p, files in current.items()
+                    if p not in new and not (staged.replace is not None and staged.replace(parse_partition(p)))
+                }
+                base_dir = os.path.join(self.root, staged.table.path)
+                for part, paths in new.items():
+                    target = os.path.join(base_dir, part) if part else base_dir
+                    os.makedirs(target, exist_ok=True)
+                    names = []
+                    for path in paths:
+                        final = f"{self.id}-{os.path.basename(path)}"
+                        os.rename(path, os.path.join(target, final))
+                        names.append(final)
+                    kept[part] = names
+                tables[name] = kept
+            seq = base.seq + 1
+            info = {
+                "operation": self.operation, "transaction": self.id,
+                "committed_at": dt.datetime.now(dt.timezone.utc).isoformat(), **(info or {}),
+            }
+            merged = {**base.props, **(props or {})}
+            payload = {"format": FORMAT, "seq": seq, "parent": base.seq, "tables": tables, "info": info, "props": merged}
+            _put_if_absent(os.path.join(_commit_dir(self.root), f"{seq:020d}.json"), json.dumps(payload, sort_keys=True))
+            self.committed = Commit(self.root, seq, tables, info, merged)
+            write_views(self.committed)
+            _collect_garbage(self.root, keep_transaction=self.id)
+        shutil.rmtree(self.staging, ignore_errors=True)
+        return self.committed
+
+    def abort(self) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _put_if_absent(path: str, text: str) -> None:
+    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+    with open(tmp, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        os.link(tmp, path)  # fails if the commit exists: two writers never both win one seq
+    finally:
+        os.unlink(tmp)
+    dir_fd = os.open(os.path.dirname(path), os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _collect_garbage(root: str, keep_transaction: str) -> None:
+    """Drop commits beyond the newest KEEP_COMMITS and the files none of the kept ones lists
+    (table folders only change under the commit lock, so nothing in flight is lost), and the
+    staging folders of transactions whose process has died."""
+    seqs = commit_seqs(root)
+    for old in seqs[:-KEEP_COMMITS]:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(_commit_dir(root), f"{old:020d}.json"))
+    referenced: set[str] = set()
+    for seq in seqs[-KEEP_COMMITS:]:
+        with contextlib.suppress(FileNotFoundError):
+            commit = read_commit(root, seq)
+            for name in commit.tables:
+                referenced.update(commit.files(name))
+    for table in registry.ALL:
+        base = os.path.join(root, table.path)
+        if not os.path.isdir(base):
+            continue
+        for dirpath, dirs, files in os.walk(base, topdown=False):
+            for name in files:
+                path = os.path.join(dirpath, name)
+                if path not in referenced:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
+            if dirpath != base and not os.listdir(dirpath):
+                with contextlib.suppress(OSError):
+                    os.rmdir(dirpath)
+    staging = os.path.join(root, STAGING)
+    if os.path.isdir(staging):
+        for name in os.listdir(staging):
+            if name != keep_transaction and not _alive(name):
+                shutil.rmtree(os.path.join(staging, name), ignore_errors=True)
+
+
+def _alive(transaction_id: str) -> bool:
+    """Whether the process that opened a transaction (its id holds the pid) still runs."""
+    parts = transaction_id.split("-")
+    if len(parts) < 3 or not parts[1].isdigit():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# ---------------------------------------------------------------------------------- readers
+
+
+def read_files(spark, table: registry.Table, paths: list[str], base_path: str):
+    if not paths:
+        return spark.createDataFrame([], table.schema)
+    return spark.read.schema(table.schema).option("basePath", base_path).parquet(*paths)
+
+
+def read_table(spark, root: str, table: str, where: PartitionFilter | None = None, commit: Commit | None = None):
+    """A table's committed rows (of the partitions `where` accepts) as a Spark DataFrame."""
+    spec = registry.get(table)
+    commit = commit or latest(root)
+    return read_files(spark, spec, commit.files(table, where), os.path.join(commit.root, spec.path))
+
+
+def duckdb_relation_sql(commit: Commit, table: str, where: PartitionFilter | None = None) -> str:
+    """A DuckDB SELECT over the committed files of a table (typed and empty when it has none)."""
+    return duckdb_files_sql(table, commit.files(table, where))
+
+
+def duckdb_files_sql(table: str, files: list[str]) -> str:
+    """A DuckDB SELECT of a table's columns over the given files (typed and empty when none)."""
+    spec = registry.get(table)
+    columns = registry.duckdb_columns(spec)
+    if not files:
+        return "SELECT " + ", ".join(f'NULL::{t} AS "{c}"' for c, t in columns) + " WHERE false"
+    listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+    hive = ""
+    if spec.partition_by:
+        types = ", ".join(f"'{c}': '{registry.duckdb_type(t)}'" for c, t in zip(spec.partition_by, spec.partition_types))
+        hive = f", hive_partitioning = true, hive_types = {{{types}}}"
+    else:
+        hive = ", hive_partitioning = false"
+    names = ", ".join(f'"{c}"' for c, _t in columns)
+    return f"SELECT {names} FROM read_parquet([{listing}]{hive})"
+
+
+def write_views(commit: Commit) -> None:
+    """`duckdb_views.sql`: one view per table over this commit's files (atomically replaced)."""
+    lines = [f"-- lineage_assets warehouse, commit {commit.seq} ({commit.info.get('operation', '')}); "
+             f"regenerated at every commit. In DuckDB: .read {os.path.join(commit.root, VIEWS_FILE)}"]
+    for table in registry.USER_TABLES:
+        lines.append(f'CREATE OR REPLACE VIEW "{table.name}" AS {duckdb_relation_sql(commit, table.name)};')
+    path = os.path.join(commit.root, VIEWS_FILE)
+    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+    with open(tmp, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)

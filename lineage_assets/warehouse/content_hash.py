@@ -1,0 +1,58 @@
+"""Order-independent content hashes of DataFrames, per table and per day, in one Spark job."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+WHOLE = "*"  # the key of a frame's total in `fingerprints`
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The sum of the rows' 64-bit hashes (mod 2^64, hex) and the row count."""
+
+    hash: str
+    rows: int
+
+    def __str__(self) -> str:
+        return f"{self.hash}/{self.rows}"
+
+
+EMPTY = Fingerprint(f"{0:016x}", 0)
+
+
+def _row_hash(df: DataFrame, exclude: tuple[str, ...]) -> Column:
+    """A 64-bit hash of every column of a row (columns by name, so their order does not matter)."""
+    return F.xxhash64(*[F.col(c) for c in sorted(df.columns) if c not in exclude]).cast("decimal(38,0)")
+
+
+def fingerprints(frames: dict[str, tuple[DataFrame, str | None]]) -> dict[str, dict[str, Fingerprint]]:
+    """{name: (frame, day column or None)} -> {name: {day (or WHOLE): Fingerprint}}, one Spark job.
+
+    Each frame also gets its total under WHOLE; the day column itself is not hashed (it is
+    the partition, derived from the row)."""
+    parts = []
+    for name, (df, day) in frames.items():
+        key = F.col(day).cast("string") if day else F.lit(WHOLE)
+        parts.append(df.select(F.lit(name).alias("_t"), key.alias("_d"), _row_hash(df, (day,) if day else ()).alias("_h")))
+    union = parts[0]
+    for part in parts[1:]:
+        union = union.unionByName(part)
+    rows = union.groupBy("_t", "_d").agg(F.sum("_h").alias("h"), F.count(F.lit(1)).alias("n")).collect()
+    out: dict[str, dict[str, Fingerprint]] = {name: {} for name in frames}
+    totals: dict[str, list[int]] = {name: [0, 0] for name in frames}
+    for r in rows:
+        value = int(r["h"]) % (1 << 64)
+        out[r["_t"]][r["_d"]] = Fingerprint(f"{value:016x}", int(r["n"]))
+        totals[r["_t"]][0] = (totals[r["_t"]][0] + value) % (1 << 64)
+        totals[r["_t"]][1] += int(r["n"])
+    for name, (h, n) in totals.items():
+        out[name][WHOLE] = Fingerprint(f"{h:016x}", n)
+    return out
+
+
+def fingerprint(df: DataFrame) -> Fingerprint:
+    return fingerprints({"frame": (df, None)})["frame"][WHOLE]

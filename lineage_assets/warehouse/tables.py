@@ -1,0 +1,233 @@
+"""The one registry of warehouse tables: name, folder, partition columns, keys and Spark schema.
+
+Everything else derives from here: the Spark schemas the pipeline reads and writes with, the
+DuckDB column types of the query helper and of `duckdb_views.sql`, the asset keys and the
+`dagster/column_schema` metadata, the `summary` command's list, and the fold's state parts.
+
+Kinds:
+- `intake`: staged per drop (landed_events, rejected_events) and the daily `events`;
+- `history`: the fold's tables, partitioned by the day a row came to be (DESIGN.md section 3);
+- `state`: the fold's carried state as validity intervals `[valid_from, valid_to)` of days,
+  partitioned by `valid_to` (9999-12-31 while still valid): the state as of day X is the rows
+  with `valid_from <= X < valid_to`, found in the partitions `valid_to > X` only;
+- `snapshot`: the current graph, one unpartitioned set of files per commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import types as T
+
+from lineage_assets.warehouse.schemas import EVENT_FIELDS, IO_DATASET, REJECTED_FIELDS, schema
+
+OPEN = "9999-12-31"  # valid_to of a state row that is still valid
+
+NAME_PAIR = schema("namespace string, name string")
+VERSIONED = schema("namespace string, name string, version_id string")
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    kind: str  # intake | history | state | snapshot
+    columns: T.StructType  # data columns (without the partition columns)
+    partition_by: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    description: str = ""
+    folder: str = ""
+    partition_types: tuple[T.DataType, ...] = field(default=())
+
+    @property
+    def path(self) -> str:
+        return self.folder or self.name
+
+    @property
+    def schema(self) -> T.StructType:
+        """Data columns followed by the partition columns (as Spark reads the table back)."""
+        return T.StructType([*self.columns.fields, *[T.StructField(c, t) for c, t in zip(self.partition_by, self.partition_types)]])
+
+    @property
+    def column_names(self) -> list[str]:
+        return self.schema.fieldNames()
+
+
+def _table(name, kind, spec, partition_by=(), keys=(), description="", folder="", partition_types=None, **named) -> Table:
+    columns = spec if isinstance(spec, T.StructType) else schema(spec, **named)
+    types = partition_types or tuple(T.DateType() for _ in partition_by)
+    return Table(name, kind, columns, tuple(partition_by), tuple(keys), description, folder, tuple(types))
+
+
+# ---------------------------------------------------------------------------------- intake
+
+EVENT_COLUMNS = T.StructType(EVENT_FIELDS)
+LANDED_EVENTS = _table(
+    "landed_events", "intake", T.StructType([*EVENT_FIELDS, T.StructField("drop_key", T.StringType())]),
+    ("event_date", "drop_id"), ("event_id",), "Accepted events of one drop, staged per (event_date, drop).",
+    partition_types=(T.DateType(), T.StringType()),
+)
+REJECTED_EVENTS = _table(
+    "rejected_events", "intake", T.StructType(REJECTED_FIELDS), ("read_date", "drop_id"), ("source_file", "source_line"),
+    "Every record that is not an acceptable event, with its whole text and a reason code.",
+    partition_types=(T.DateType(), T.StringType()),
+)
+EVENTS = _table(
+    "events", "intake", EVENT_COLUMNS, ("event_date",), ("event_id",),
+    "Every accepted event once, partitioned by the UTC date of eventTime.",
+)
+
+# ---------------------------------------------------------------------------------- history
+
+RUNS = _table(
+    "runs", "history",
+    "run_id string, job_namespace string, job_name string, state string, started_at timestamp, ended_at timestamp, "
+    "inputs array<IO_DATASET>, outputs array<IO_DATASET>, run_facets string, job_facets string, code_version string, "
+    "parent_run_id string, root_run_id string, event_count int",
+    ("end_date",), ("run_id",), "Terminal runs, all events of a runId coalesced (DESIGN.md section 4).",
+    IO_DATASET=IO_DATASET,
+)
+JOB_VERSIONS = _table(
+    "job_versions", "history",
+    "job_namespace string, job_name string, version_id string, inputs array<NAME_PAIR>, outputs array<NAME_PAIR>, "
+    "code_version string, lineage_unknown boolean, created_by_run_id string, created_at timestamp",
+    ("created_date",), ("version_id",), "Distinct versions of each job (DESIGN.md section 4).", NAME_PAIR=NAME_PAIR,
+)
+DATASET_VERSIONS = _table(
+    "dataset_versions", "history",
+    "version_id string, namespace string, name string, run_id string, run_state string, job_namespace string, "
+    "job_name string, job_version_id string, created_at timestamp, storage_version string, fields string, "
+    "lifecycle_state string, row_count long",
+    ("created_date",), ("version_id",), "One version per output of each terminal run, and per DatasetEvent.",
+)
+RUN_LINEAGE = _table(
+    "run_lineage", "history",
+    "run_id string, job_namespace string, job_name string, job_version_id string, state string, started_at timestamp, "
+    "ended_at timestamp, input_versions array<VERSIONED>, output_versions array<VERSIONED>",
+    ("end_date",), ("run_id",),
+    "Each terminal run with its job version and the dataset versions it read and wrote.", VERSIONED=VERSIONED,
+)
+COLUMN_EDGE_SPEC = (
+    "output_version_id string, output_namespace string, output_name string, output_field string, "
+    "input_namespace string, input_name string, input_field string, input_version_id string, "
+    "transformation_type string, transformation_subtype string, transformation_description string, masking boolean, "
+    "legacy_transformation_type string, legacy_transformation_description string, run_id string, created_at timestamp, "
+    "input_declared boolean, output_field_known boolean, input_field_known boolean, output_field_type string, "
+    "input_field_type string"
+)
+COLUMN_LINEAGE = _table(
+    "column_lineage", "history", COLUMN_EDGE_SPEC, ("created_date",), (),
+    "One row per (output version, output field, input field, transformation) of the columnLineage facet; "
+    "dataset-wide dependencies have output_field null. No row is stored twice.",
+)
+FIELD_SPEC = "version_id string, namespace string, name string, field_path string, type string, description string, ordinal int"
+DATASET_FIELDS = _table(
+    "dataset_fields", "history", FIELD_SPEC, ("created_date",), ("version_id", "field_path"),
+    "The fields of each dataset version (schema facet), nested fields as dotted paths.",
+)
+
+# ---------------------------------------------------------------------------------- state
+
+_VALID = "valid_from date"
+JOB_STATE_SPEC = (
+    "job_namespace string, job_name string, version_id string, inputs array<NAME_PAIR>, outputs array<NAME_PAIR>, "
+    "code_version string, lineage_unknown boolean, known_versions array<string>, latest_run_id string, latest_state string, "
+    "latest_ended_at timestamp"
+)
+DATASET_STATE_SPEC = "namespace string, name string, version_id string, created_at timestamp, storage_version string, writer_run_id string"
+STATE_OPEN_EVENTS = _table(
+    "state_open_events", "state", T.StructType([*EVENT_FIELDS, T.StructField("event_date", T.DateType()), T.StructField("valid_from", T.DateType())]),
+    ("valid_to",), ("event_id",), "Events of runs not yet terminal at the end of a day.", folder="_state/open_events",
+)
+STATE_JOBS = _table(
+    "state_jobs", "state", f"{JOB_STATE_SPEC}, {_VALID}", ("valid_to",), ("job_namespace", "job_name"),
+    "Each job's current version, every version id it ever had and its latest run.", folder="_state/jobs", NAME_PAIR=NAME_PAIR,
+)
+STATE_DATASETS = _table(
+    "state_datasets", "state", f"{DATASET_STATE_SPEC}, {_VALID}", ("valid_to",), ("namespace", "name"),
+    "Every COMPLETE dataset version, valid until the next one (empty intervals kept: readers that span days "
+    "resolve against them).", folder="_state/datasets",
+)
+STATE_STORAGE_VERSIONS = _table(
+    "state_storage_versions", "state", f"{DATASET_STATE_SPEC}, {_VALID}", ("valid_to",), ("namespace", "name", "storage_version"),
+    "The latest version per (dataset, DatasetVersion facet value).", folder="_state/storage_versions",
+)
+STATE_COLUMNS = _table(
+    "state_columns", "state", f"job_namespace string, job_name string, {COLUMN_EDGE_SPEC}, {_VALID}", ("valid_to",),
+    ("job_namespace", "job_name", "output_namespace", "output_name"),
+    "Column edges of each (job, output dataset)'s latest terminal run that wrote it.", folder="_state/columns",
+)
+STATE_FIELDS = _table(
+    "state_fields", "state", f"{FIELD_SPEC}, created_at timestamp, rank int, {_VALID}", ("valid_to",), ("namespace", "name"),
+    "Each dataset's current fields (newest version with a schema; FAIL/ABORT writes only as a fallback).",
+    folder="_state/fields",
+)
+
+# ---------------------------------------------------------------------------------- snapshots
+
+CURRENT_JOBS = _table(
+    "current_jobs", "snapshot",
+    "job_namespace string, job_name string, version_id string, latest_run_id string, latest_state string, "
+    "latest_ended_at timestamp, lineage_unknown boolean, code_version string, component_id string",
+    keys=("job_namespace", "job_name"), description="Each job's current version (that of its latest terminal run) and its component.",
+)
+CURRENT_LINEAGE = _table(
+    "current_lineage", "snapshot",
+    "job_namespace string, job_name string, version_id string, dataset_namespace string, dataset_name string, "
+    "direction string, component_id string",
+    keys=("job_namespace", "job_name", "dataset_namespace", "dataset_name", "direction"),
+    description="The edges of each job's current version: the current lineage graph.",
+)
+CURRENT_COLUMN_LINEAGE = _table(
+    "current_column_lineage", "snapshot", f"job_namespace string, job_name string, {COLUMN_EDGE_SPEC}",
+    description="Column edges of each dataset's current writers (latest run of each job whose current version outputs it).",
+)
+CURRENT_DATASET_FIELDS = _table(
+    "current_dataset_fields", "snapshot",
+    "namespace string, name string, version_id string, field_path string, type string, description string, ordinal int",
+    keys=("namespace", "name", "field_path"),
+    description="Each dataset's current fields (its newest version with a schema; FAIL/ABORT writes only as a fallback).",
+)
+
+ALL: tuple[Table, ...] = (
+    LANDED_EVENTS, REJECTED_EVENTS, EVENTS,
+    RUNS, JOB_VERSIONS, DATASET_VERSIONS, RUN_LINEAGE, COLUMN_LINEAGE, DATASET_FIELDS,
+    STATE_OPEN_EVENTS, STATE_JOBS, STATE_DATASETS, STATE_STORAGE_VERSIONS, STATE_COLUMNS, STATE_FIELDS,
+    CURRENT_JOBS, CURRENT_LINEAGE, CURRENT_COLUMN_LINEAGE, CURRENT_DATASET_FIELDS,
+)
+BY_NAME = {t.name: t for t in ALL}
+HISTORY = tuple(t for t in ALL if t.kind == "history")
+STATE = tuple(t for t in ALL if t.kind == "state")
+SNAPSHOTS = tuple(t for t in ALL if t.kind == "snapshot")
+USER_TABLES = tuple(t for t in ALL if t.kind != "state")
+
+
+def get(name: str) -> Table:
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown table {name!r}; tables: {', '.join(BY_NAME)}") from None
+
+
+# ---------------------------------------------------------------------------------- derived forms
+
+_DUCKDB = {
+    T.StringType: "VARCHAR", T.TimestampType: "TIMESTAMP", T.DateType: "DATE", T.IntegerType: "INTEGER",
+    T.LongType: "BIGINT", T.BooleanType: "BOOLEAN",
+}
+
+
+def duckdb_type(data_type: T.DataType) -> str:
+    if isinstance(data_type, T.ArrayType):
+        return f"{duckdb_type(data_type.elementType)}[]"
+    if isinstance(data_type, T.StructType):
+        return "STRUCT(" + ", ".join(f'"{f.name}" {duckdb_type(f.dataType)}' for f in data_type.fields) + ")"
+    return _DUCKDB[type(data_type)]
+
+
+def duckdb_columns(table: Table) -> list[tuple[str, str]]:
+    return [(f.name, duckdb_type(f.dataType)) for f in table.schema.fields]
+
+
+def type_text(data_type: T.DataType) -> str:
+    """A short readable type (for the Dagster column schema)."""
+    return data_type.simpleString()
