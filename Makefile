@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: demo test dev validate bench check-java clean
+.PHONY: demo test test-fast dev validate bench bench-pipeline check-java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (found " + sys.version.split()[0] + ")")'
@@ -29,6 +29,10 @@ demo: check-java $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 test: check-java $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# The Spark-free tests (no JVM): the edit-test loop.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not spark"
+
 dev: check-java $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -w workspace.yaml
 
@@ -37,6 +41,10 @@ validate: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/query_latency.py --jobs $${JOBS:-10000} --column-edges $${COLUMN_EDGES:-1000000}
+
+# The pipeline against a bare spark.read.json + Parquet write of the same input (cases a-d).
+bench-pipeline: check-java $(STAMP)
+	$(BIN)/python benchmarks/pipeline.py $${CASES:+--cases $$CASES}
 
 clean:
 	rm -rf data .dagster_home

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import sys
+import time
 from pathlib import Path
 
 from lineage_assets.settings import DATA_DIR, PROJECT_ROOT, LineageSettings
@@ -109,21 +111,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from lineage_assets.demo.generator import generate_demo
 
+        began = time.monotonic()
         data = Path(args.data_dir)
-        settings = LineageSettings(drop_dir=str(data / "drops"), warehouse=str(data / "warehouse"), start_date=env.start_date)
-        written = generate_demo(settings.drop_dir, days=args.days)
+        first_day = dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=args.days)
+        start = os.environ.get("LINEAGE_START_DATE") or first_day.isoformat()
+        settings = LineageSettings(drop_dir=str(data / "drops"), warehouse=str(data / "warehouse"), start_date=start,
+                                   check_sample=env.check_sample)
+        data.mkdir(parents=True, exist_ok=True)
+        (data / "start_date").write_text(start + "\n")  # `make dev` reads it: partitions start at the demo's data
+        written = generate_demo(settings.drop_dir, first_day=first_day, days=args.days)
         print(f"demo: wrote {len(written)} drop files under {settings.drop_dir}", flush=True)
         code = _ingest(settings)
-        print("\nsample query (DuckDB over the Parquet warehouse):")
+        views = Path(settings.warehouse) / "duckdb_views.sql"
+        print(f"\nsample query (DuckDB over the committed Parquet files: `.read {views}` defines one view per table):")
         import duckdb
 
-        print(
-            duckdb.sql(
-                "select event_date, job_name, count(*) as events from "
-                f"read_parquet('{settings.warehouse}/events/**/*.parquet', hive_partitioning = true) "
-                "where event_kind = 'RUN' group by all order by 1, 2"
-            )
-        )
+        con = duckdb.connect()
+        con.execute(views.read_text())
+        print(con.sql("select event_date, job_name, count(*) as events from events where event_kind = 'RUN' group by all order by 1, 2"))
         from lineage_assets import LineageQuery, NodeNotFound
 
         start = "job:spark-prod:orders_enrich"
@@ -145,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
                 print("  " + as_tree(query.column_lineage(field)).replace("\n", "\n  "))
         except NodeNotFound as exc:
             print(f"  (no answer: {exc})")
-        print("\nnext: `make dev` and open http://127.0.0.1:3000 to see these runs, partitions and checks")
+        print(f"\ndemo finished in {time.monotonic() - began:.0f}s")
+        print("next: `make dev` and open http://127.0.0.1:3000 to see these runs, partitions and checks")
         return code
     if args.command == "summary":
         from lineage_assets.warehouse.summary import format_summary

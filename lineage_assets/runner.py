@@ -13,7 +13,7 @@ import time
 from typing import Callable
 
 from dagster import AssetKey, DagsterInstance, build_sensor_context
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG, SENSOR_NAME_TAG
 
 from lineage_assets.definitions import build_definitions
 from lineage_assets.defs.resources import LineagePaths
@@ -63,7 +63,8 @@ def ingest(
         for request in result.dynamic_partitions_requests or []:
             instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
         for run_request in result.run_requests or []:
-            tags = dict(run_request.tags)
+            # the runs are the sensor's: tag them as the daemon would, so the UI groups them with its ticks
+            tags = {**dict(run_request.tags), SENSOR_NAME_TAG: SENSOR}
             if run_request.partition_key:
                 label = run_request.partition_key
             elif ASSET_PARTITION_RANGE_START_TAG in tags:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -21,7 +21,7 @@ class LineageSettings:
     drop_dir: str
     warehouse: str
     start_date: str
-    check_sample: float = DEFAULT_CHECK_SAMPLE
+    check_sample: float = field(default_factory=lambda: parse_check_sample(os.environ.get("LINEAGE_CHECK_SAMPLE") or str(DEFAULT_CHECK_SAMPLE)))
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "LineageSettings":
@@ -29,7 +29,7 @@ class LineageSettings:
         settings = cls(
             drop_dir=env.get("LINEAGE_DROP_DIR") or str(DEFAULT_DROP_DIR),
             warehouse=env.get("LINEAGE_WAREHOUSE") or str(DEFAULT_WAREHOUSE),
-            start_date=env.get("LINEAGE_START_DATE") or DEFAULT_START_DATE,
+            start_date=env.get("LINEAGE_START_DATE") or recorded_start_date() or DEFAULT_START_DATE,
             check_sample=parse_check_sample(env.get("LINEAGE_CHECK_SAMPLE") or str(DEFAULT_CHECK_SAMPLE)),
         )
         parse_start_date(settings.start_date)
@@ -53,3 +53,15 @@ def parse_check_sample(value: str) -> float:
     if not 0 < rate <= 1:
         raise ValueError(f"LINEAGE_CHECK_SAMPLE must be a share of jobs in (0, 1], got {value!r}")
     return rate
+
+
+START_DATE_FILE = DATA_DIR / "start_date"
+
+
+def recorded_start_date() -> str | None:
+    """The start date `lineage-assets demo` recorded for its data (so `make dev` shows the
+    daily partitions from the demo's first day, not thousands of empty days before it)."""
+    try:
+        return START_DATE_FILE.read_text().strip() or None
+    except OSError:
+        return None

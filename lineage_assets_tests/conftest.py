@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+# The determinism check recomputes the whole range in tests (production samples jobs).
+os.environ["LINEAGE_CHECK_SAMPLE"] = "1"
+
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "openlineage"
 
 
@@ -45,3 +48,10 @@ def fixtures_dir() -> Path:
     if not FIXTURES.is_dir():
         pytest.fail(f"the shared fixtures are missing: expected {FIXTURES} (../shared beside the repo)")
     return FIXTURES
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that use the Spark session are marked `spark`: `make test-fast` runs the others."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import shutil
 import tempfile
@@ -129,9 +130,15 @@ def fold_stream(spark, events: list[dict], warehouse: str | None = None, by_day:
         tables.STATE_COLUMNS, tables.STATE_FIELDS)), warehouse=warehouse)
     return Folded(
         *(rows(table.name) for table in tables.HISTORY),
-        job_mismatch=rows("rejected_events", where=lambda p: p["drop_id"] == "job_mismatch"),
+        job_mismatch=[_with_event(r) for r in rows("rejected_events", where=lambda p: p["drop_id"] == "job_mismatch")],
         state=state, jobs_state=[r.asDict(recursive=True) for r in state.jobs.collect()], warehouse=warehouse,
     )
+
+
+def _with_event(reject: dict) -> dict:
+    """A job_mismatch reject with its event's job name and type read back from the raw text."""
+    event = json.loads(reject["raw"])
+    return {**reject, "job_name": event["job"]["name"], "event_type": event.get("eventType")}
 
 
 def publish_current(spark, state: FoldState, warehouse: str, folded: "Folded | None" = None) -> None:

@@ -39,7 +39,7 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
         for check in report.checks:
             yield dg.AssetCheckResult(
                 check_name=check.name, asset_key="run_lineage", passed=check.passed,
-                metadata={"problems": dg.MetadataValue.json(check.problems[:50]), **{k: dg.MetadataValue.json(v) for k, v in check.details.items()}},
+                metadata={"problems": dg.MetadataValue.json(check.problems[:50]), **_details(check.details)},
             )
         if not report.passed:
             raise dg.Failure(f"lineage fold {first}..{report.last}: a blocking check failed; nothing was committed")
@@ -105,3 +105,7 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
         )
 
     return [lineage_fold, current_graph, current_column_edges_name_existing_fields]
+
+
+def _details(details: dict) -> dict:
+    return {k: dg.MetadataValue.json(v) if isinstance(v, (dict, list)) else v for k, v in details.items()}

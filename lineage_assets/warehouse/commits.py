@@ -32,6 +32,7 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import threading
 import time
 import uuid
@@ -47,6 +48,25 @@ KEEP_COMMITS = 10
 FORMAT = 1
 
 PartitionFilter = Callable[[dict[str, str]], bool]
+
+
+KILL_AT = "LINEAGE_KILL_AT"  # test hook: SIGKILL this process at the Nth fault point
+FAULT_LOG = "LINEAGE_FAULT_LOG"  # test hook: append each fault point's label to this file
+_faults_passed = 0
+
+
+def fault_point(label: str) -> None:
+    """A place where a writer can die. Tests kill the process here (LINEAGE_KILL_AT=N kills it
+    at the Nth point reached) to prove that readers only ever see whole commits."""
+    global _faults_passed
+    if KILL_AT not in os.environ and FAULT_LOG not in os.environ:
+        return
+    _faults_passed += 1
+    if os.environ.get(FAULT_LOG):
+        with open(os.environ[FAULT_LOG], "a") as handle:
+            handle.write(f"{_faults_passed} {label}\n")
+    if os.environ.get(KILL_AT) and _faults_passed == int(os.environ[KILL_AT]):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class WarehouseBusy(RuntimeError):
@@ -221,20 +241,41 @@ class Transaction:
             writer_ = writer_.partitionBy(*table.partition_by)
         writer_.parquet(folder)
         self.staged[table.name] = _Staged(table, replace if table.partition_by else (lambda _p: True), folder)
+        fault_point(f"staged {table.name}")
 
-    def stage_arrow(self, data, table: registry.Table | str) -> None:
-        """Stage an unpartitioned table from a pyarrow Table (no Spark), cast to the registry schema."""
+    def stage_arrow(self, data, table: registry.Table | str, replace: PartitionFilter | None = None) -> None:
+        """`stage` without Spark: a pyarrow Table with the table's columns (partition columns
+        included), cast to the registry schema and written one file per partition."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
         from lineage_assets.warehouse.schemas import arrow_schema
 
         table = registry.get(table) if isinstance(table, str) else table
-        if table.partition_by:
-            raise ValueError(f"stage_arrow writes unpartitioned tables; {table.name} is partitioned")
         folder = os.path.join(self.staging, table.name)
         os.makedirs(folder, exist_ok=True)
-        pq.write_table(data.select(table.column_names).cast(arrow_schema(table.schema)), os.path.join(folder, "part-00000.parquet"))
-        self.staged[table.name] = _Staged(table, lambda _p: True, folder)
+        target_schema = arrow_schema(table.schema)
+        data = pa.table(
+            [data[f.name].cast(f.type) if f.name in data.column_names else pa.nulls(len(data), f.type) for f in target_schema],
+            schema=target_schema,
+        )  # columns the data lacks are null
+        if not table.partition_by:
+            pq.write_table(data, os.path.join(folder, "part-00000.parquet"))
+            self.staged[table.name] = _Staged(table, lambda _p: True, folder)
+            fault_point(f"staged {table.name}")
+            return
+        keys = data.select(list(table.partition_by)).to_pylist()
+        values = data.drop_columns(list(table.partition_by))
+        for key in sorted({tuple(str(v) for v in k.values()) for k in keys}):
+            mask = pc.equal(pc.cast(data[table.partition_by[0]], "string"), key[0])
+            for column, value in zip(table.partition_by[1:], key[1:]):
+                mask = pc.and_(mask, pc.equal(pc.cast(data[column], "string"), value))
+            target = os.path.join(folder, *(f"{c}={v}" for c, v in zip(table.partition_by, key)))
+            os.makedirs(target, exist_ok=True)
+            pq.write_table(values.filter(mask), os.path.join(target, "part-00000.parquet"))
+            fault_point(f"staging {table.name}/{os.path.relpath(target, folder)}")
+        self.staged[table.name] = _Staged(table, replace, folder)
 
     def staged_files(self, table: str) -> dict[str, list[str]]:
         """partition path -> staged file paths (absolute)."""
@@ -255,7 +296,10 @@ class Transaction:
         return read_files(spark, spec, paths, self.staged[table].folder)
 
     def commit(self, info: dict | None = None, props: dict | None = None) -> Commit:
+        if self.committed is not None:
+            raise RuntimeError(f"transaction {self.id} is already committed (as commit {self.committed.seq})")
         with _flock(os.path.join(self.root, COMMITS, ".commit.lock"), 600, "commit lock held for 10 minutes"):
+            fault_point("commit lock taken")
             base = latest(self.root)
             tables = {name: dict(parts) for name, parts in base.tables.items()}
             for name, staged in self.staged.items():
@@ -274,6 +318,7 @@ class Transaction:
                         final = f"{self.id}-{os.path.basename(path)}"
                         os.rename(path, os.path.join(target, final))
                         names.append(final)
+                        fault_point(f"moved {name}/{part}/{final}")
                     kept[part] = names
                 tables[name] = kept
             seq = base.seq + 1
@@ -283,10 +328,14 @@ class Transaction:
             }
             merged = {**base.props, **(props or {})}
             payload = {"format": FORMAT, "seq": seq, "parent": base.seq, "tables": tables, "info": info, "props": merged}
+            fault_point("before the commit file")
             _put_if_absent(os.path.join(_commit_dir(self.root), f"{seq:020d}.json"), json.dumps(payload, sort_keys=True))
+            fault_point("after the commit file")
             self.committed = Commit(self.root, seq, tables, info, merged)
             write_views(self.committed)
+            fault_point("after the views file")
             _collect_garbage(self.root, keep_transaction=self.id)
+            fault_point("after garbage collection")
         shutil.rmtree(self.staging, ignore_errors=True)
         return self.committed
 
@@ -329,6 +378,7 @@ def _collect_garbage(root: str, keep_transaction: str) -> None:
         base = os.path.join(root, table.path)
         if not os.path.isdir(base):
             continue
+        fault_point(f"collecting garbage in {table.name}")
         for dirpath, dirs, files in os.walk(base, topdown=False):
             for name in files:
                 path = os.path.join(dirpath, name)

@@ -34,5 +34,5 @@ def format_summary(warehouse: str) -> str:
     reasons = rejected_by_reason(warehouse, commit)
     lines.append("rejected by reason:" if reasons else "rejected by reason: none")
     for reason, count in reasons.items():
-        lines.append(f"  {reason:<24} {count:>8}")
+        lines.append(f"  {str(reason):<24} {count:>8}")
     return "\n".join(lines)

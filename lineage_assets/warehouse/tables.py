@@ -211,7 +211,8 @@ def get(name: str) -> Table:
 # ---------------------------------------------------------------------------------- derived forms
 
 _DUCKDB = {
-    T.StringType: "VARCHAR", T.TimestampType: "TIMESTAMP", T.DateType: "DATE", T.IntegerType: "INTEGER",
+    # Spark writes timestamps as UTC instants (isAdjustedToUTC), which DuckDB reads as TIMESTAMPTZ
+    T.StringType: "VARCHAR", T.TimestampType: "TIMESTAMP WITH TIME ZONE", T.DateType: "DATE", T.IntegerType: "INTEGER",
     T.LongType: "BIGINT", T.BooleanType: "BOOLEAN",
 }
 

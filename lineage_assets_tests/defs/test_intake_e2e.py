@@ -11,12 +11,13 @@ import duckdb
 import pytest
 from dagster import AssetKey, DagsterInstance, build_sensor_context
 
-from lineage_assets.defs.intake import ACCOUNTING_CHECK
+from lineage_assets.pipeline.intake import ACCOUNTING as ACCOUNTING_CHECK
 from lineage_assets.defs.resources import LineagePaths
 from lineage_assets.defs.sensors import evaluate_drop_sensor
 from lineage_assets.ids import event_id
 from lineage_assets.runner import ingest
 from lineage_assets.settings import LineageSettings
+from lineage_assets.warehouse import commits
 
 LANDED = AssetKey("landed_events")
 # These tests are about intake: the daily runs land `events` and stop there (the fold has its own
@@ -25,12 +26,9 @@ EVENTS_ONLY = ["events"]
 
 
 def _rows(warehouse: Path, table: str, columns: str = "*", where: str = "true") -> list[tuple]:
-    files = list((warehouse / table).rglob("*.parquet"))
-    if not files:
-        return []
-    return duckdb.sql(
-        f"select {columns} from read_parquet({[str(f) for f in files]!r}, hive_partitioning = true) where {where} order by all"
-    ).fetchall()
+    """A table as the latest commit holds it."""
+    relation = commits.duckdb_relation_sql(commits.latest(str(warehouse)), table)
+    return duckdb.sql(f"select {columns} from ({relation}) where {where} order by all").fetchall()
 
 
 def _metadata(instance: DagsterInstance, key: AssetKey) -> list[dict]:
@@ -38,15 +36,19 @@ def _metadata(instance: DagsterInstance, key: AssetKey) -> list[dict]:
     return [{k: v.value for k, v in r.asset_materialization.metadata.items()} for r in result.records]
 
 
-def _check_outcomes(instance: DagsterInstance) -> list[bool]:
+def _check_evaluations(instance: DagsterInstance) -> list:
     from dagster import DagsterEventType, EventRecordsFilter
 
-    records = instance.get_event_records(EventRecordsFilter(event_type=DagsterEventType.ASSET_CHECK_EVALUATION))
+    records = instance.get_event_records(EventRecordsFilter(event_type=DagsterEventType.ASSET_CHECK_EVALUATION), ascending=True)
     return [
-        r.event_log_entry.dagster_event.event_specific_data.passed
+        r.event_log_entry.dagster_event.event_specific_data
         for r in records
         if r.event_log_entry.dagster_event.event_specific_data.check_name == ACCOUNTING_CHECK
     ]
+
+
+def _check_outcomes(instance: DagsterInstance) -> list[bool]:
+    return [e.passed for e in _check_evaluations(instance)]
 
 
 @pytest.mark.fixtures
@@ -137,7 +139,7 @@ def test_redrops_appends_duplicates_and_out_of_range_dates(spark, tmp_path):
 
 
 def test_accounting_check_blocks_a_drop_that_loses_a_row(spark, tmp_path, monkeypatch):
-    import lineage_assets.defs.intake as intake_module
+    import lineage_assets.pipeline.intake as intake_module
 
     real_stage_drop = intake_module.stage_drop
 
@@ -155,6 +157,7 @@ def test_accounting_check_blocks_a_drop_that_loses_a_row(spark, tmp_path, monkey
         report = ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY)
         assert [(job, ok) for job, _label, ok in report.runs] == [("intake_job", False)]
         assert _check_outcomes(instance) == [False]
-        meta = _metadata(instance, LANDED)[-1]
+        assert _metadata(instance, LANDED) == []  # nothing was committed, so nothing materialized
+        meta = {k: v.value for k, v in _check_evaluations(instance)[-1].metadata.items()}
         assert (meta["read"], meta["accepted"], meta["duplicates"]) == (3, 2, 0)
     assert _rows(tmp_path / "wh", "events") == []  # the day was not built from a drop that lost data

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+import tempfile
+
+import pyarrow as pa
+
 from lineage_assets.lineage.current import component_ids, current_tables
-from lineage_assets.lineage.graph_checks import component_problems
+from lineage_assets.pipeline.checks import component_problems as check_components
+from lineage_assets.warehouse import commits
 from lineage_assets_tests import support
 from lineage_assets_tests.support import run_event
 
@@ -72,6 +77,16 @@ def _edge(job: str, dataset: str, component: str, direction: str = "OUTPUT") -> 
             "direction": direction, "component_id": component}
 
 
+def component_problems(jobs: list[dict], edges: list[dict], tmp=None) -> list[str]:
+    """The blocking check (DuckDB label propagation) over these rows, committed as files."""
+    root = tempfile.mkdtemp(prefix="components_")
+    with commits.Transaction(root, "test") as txn:
+        txn.stage_arrow(pa.Table.from_pylist(jobs), "current_jobs")
+        txn.stage_arrow(pa.Table.from_pylist(edges), "current_lineage")
+        commit = txn.commit()
+    return check_components({name: commit.files(name) for name in ("current_jobs", "current_lineage")})
+
+
 def test_component_problems_passes_on_a_consistent_graph():
     jobs = [_job("A", "dataset:ds:X"), _job("B", "dataset:ds:X"), _job("C", "dataset:ds:Z"), _job("lonely", "job:ns:lonely")]
     edges = [_edge("A", "X", "dataset:ds:X"), _edge("B", "X", "dataset:ds:X", "INPUT"), _edge("C", "Z", "dataset:ds:Z")]
@@ -86,11 +101,22 @@ def test_component_problems_reports_a_wrong_component_id():
     assert "dataset:ds:X" in problems[0] and "job:ns:B" in problems[0]
 
 
-def test_component_problems_reports_a_dataset_with_conflicting_component_ids():
+def test_component_problems_reports_an_edge_whose_component_id_differs_from_its_job():
     jobs = [_job("A", "dataset:ds:X"), _job("B", "dataset:ds:X")]
     edges = [_edge("A", "X", "dataset:ds:X"), _edge("B", "X", "job:ns:A", "INPUT")]
     problems = component_problems(jobs, edges)
-    assert problems and "dataset:ds:X" in problems[0]
+    assert len(problems) == 1 and "edge job:ns:B INPUT dataset:ds:X" in problems[0] and "'dataset:ds:X'" in problems[0]
+
+
+def test_component_problems_finds_one_corrupted_id_among_a_long_chain():
+    n = 400
+    jobs = [_job(f"j{i:04d}", "dataset:ds:d0000") for i in range(n)]
+    edges = [_edge(f"j{i:04d}", f"d{i:04d}", "dataset:ds:d0000") for i in range(n)]
+    edges += [_edge(f"j{i + 1:04d}", f"d{i:04d}", "dataset:ds:d0000", "INPUT") for i in range(n - 1)]
+    assert component_problems(jobs, edges) == []
+    jobs[n // 2] = _job(f"j{n // 2:04d}", "job:ns:j0200")
+    problems = component_problems(jobs, edges)
+    assert len(problems) == 1 and "job:ns:j0200" in problems[0]
 
 
 # --------------------------------------------------------------------------- with Spark

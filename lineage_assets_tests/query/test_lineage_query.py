@@ -9,8 +9,8 @@ import pytest
 
 import lineage_assets
 from lineage_assets import LineageQuery, NodeNotFound
-from lineage_assets.lineage.current import write_current_snapshot
-from lineage_assets.warehouse import snapshots
+from lineage_assets.pipeline.snapshot import CurrentState, stage_current_graph
+from lineage_assets.warehouse import commits
 from lineage_assets_tests import support
 from lineage_assets_tests.support import ds, run_event
 
@@ -359,16 +359,17 @@ def test_fan_out_depth_two_from_one_reader(fanout_graph):
 # --------------------------------------------------------------------------- snapshots
 
 
-def test_answers_come_from_the_published_snapshot_until_the_next_is_published(spark, main_graph, fanout_graph, tmp_path):
+def test_answers_come_from_the_committed_snapshot_until_the_next_commit(spark, main_graph, fanout_graph, tmp_path):
     main_state, fanout_state = main_graph[0].state, fanout_graph[0].state
     warehouse = str(tmp_path)
-    support.publish_current(spark, main_state, warehouse, snapshot_id="0001")
+    support.publish_current(spark, main_state, warehouse)
     q = LineageQuery(warehouse)
     before = q.lineage("job:ns:Q", depth=1).model_dump()
     assert _jobs(q.lineage("job:ns:Q", depth=1)) == {"job:ns:P", "job:ns:Q", "job:ns:R"}
 
-    # the next snapshot is written, but not yet published
-    write_current_snapshot(fanout_state, warehouse, "0002")
+    # the next snapshot is written, but not yet committed
+    txn = commits.Transaction(warehouse, "test_snapshot")
+    stage_current_graph(spark, txn, CurrentState(fanout_state.jobs, fanout_state.columns, fanout_state.fields))
 
     assert q.lineage("job:ns:Q", depth=1).model_dump() == before
     with LineageQuery(warehouse) as other:
@@ -378,7 +379,7 @@ def test_answers_come_from_the_published_snapshot_until_the_next_is_published(sp
     with pytest.raises(NodeNotFound):
         q.lineage("job:ns:readJob0")
 
-    snapshots.publish_all(warehouse, "0002")
+    txn.commit()
 
     assert len(_jobs(q.lineage("job:ns:readJob0", depth=2))) == 41
     with pytest.raises(NodeNotFound):

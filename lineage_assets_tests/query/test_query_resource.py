@@ -6,11 +6,10 @@ These use a synthetic snapshot written with pyarrow (lineage_assets.query.synthe
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import threading
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -22,7 +21,7 @@ from lineage_assets.defs.resources import LineageQueryResource
 from lineage_assets.query.render import as_tree
 from lineage_assets.query.synthetic import NS, build
 from lineage_assets.settings import LineageSettings
-from lineage_assets.warehouse import snapshots
+from lineage_assets.warehouse import commits, tables
 
 FIELD = f"datasetField:{NS}:p1.table4:f2"
 
@@ -53,25 +52,24 @@ def test_the_column_fields_check_uses_the_resource_and_can_fail(warehouse):
     result = check(lineage_query=LineageQueryResource(warehouse=warehouse))
     assert result.passed and result.metadata["edges"].value > 0
     # an unflagged edge naming a field its dataset does not have: the check says so
-    folder = snapshots.current_dir(warehouse, "current_column_lineage")
-    path = os.path.join(folder, "part-0.parquet")
-    table = pq.read_table(path).to_pylist()
-    table[0]["output_field"] = "ghost"
-    import pyarrow as pa
-
-    pq.write_table(pa.Table.from_pylist(table, schema=pq.read_schema(path)), path)
+    [path] = commits.committed_files(warehouse, "current_column_lineage")
+    rows = pq.read_table(path).to_pylist()
+    rows[0]["output_field"] = "ghost"
+    with commits.Transaction(warehouse, "test") as txn:
+        txn.stage_arrow(pa.Table.from_pylist(rows), "current_column_lineage")
+        txn.commit()
     result = check(lineage_query=LineageQueryResource(warehouse=warehouse))
     assert not result.passed and result.metadata["unflagged_missing_output_fields"].value == 1
 
 
-def _republish(warehouse: str, source_id: str, new_id: str) -> None:
-    """What a materialization of current_graph does to the files: a new snapshot folder per
-    table, then the pointers, current_lineage last."""
-    for table in snapshots.TABLES:
-        target = snapshots.snapshot_dir(warehouse, table, new_id)
-        shutil.copytree(snapshots.snapshot_dir(warehouse, table, source_id), target)
-        os.utime(target)  # a freshly written folder (copytree would keep the source's time)
-    snapshots.publish_all(warehouse, new_id)
+def _recommit(warehouse: str) -> None:
+    """What a materialization of current_graph does to the files: new files for the four
+    snapshot tables, published together by one commit (the replaced files are pruned later)."""
+    with commits.Transaction(warehouse, "test_recommit") as txn:
+        for table in tables.SNAPSHOTS:
+            [path] = commits.committed_files(warehouse, table.name)
+            txn.stage_arrow(pq.read_table(path), table)
+        txn.commit()
 
 
 def test_it_answers_while_the_warehouse_is_being_written_and_locks_nothing(warehouse):
@@ -81,12 +79,9 @@ def test_it_answers_while_the_warehouse_is_being_written_and_locks_nothing(wareh
     published = [0]
 
     def writer():
-        source = "bench"
         try:
             while not stop.is_set():
-                new = f"w{published[0]}"
-                _republish(warehouse, source, new)
-                source = new
+                _recommit(warehouse)
                 published[0] += 1
                 stop.wait(0.05)  # far more often than a real materialization publishes
         except BaseException as exc:  # noqa: BLE001 - reported below
@@ -97,10 +92,10 @@ def test_it_answers_while_the_warehouse_is_being_written_and_locks_nothing(wareh
     try:
         answers = []
         for _ in range(40):
-            with LineageQuery(warehouse) as query:  # a fresh helper follows the newest pointer
+            with LineageQuery(warehouse) as query:  # a fresh helper reads the newest commit
                 answers.append(query.column_lineage(FIELD).model_dump())
             # another reader of the same files at the same time: DuckDB holds no lock on them
-            duckdb.sql(f"select count(*) from read_parquet('{snapshots.current_dir(warehouse, 'current_jobs')}/*.parquet')").fetchall()
+            duckdb.sql(f"select count(*) from ({commits.duckdb_relation_sql(commits.latest(warehouse), 'current_jobs')})").fetchall()
     finally:
         stop.set()
         thread.join()
