@@ -105,9 +105,18 @@ def _decode_bytes(data: bytes) -> list[RawRecord]:
     return _decode_text(text)
 
 
-def _lines_of_bytes(data: bytes) -> Iterator[RawRecord]:
-    """A file that is not valid UTF-8 as a whole: decode line by line, keep bad lines as base64."""
-    for number, line in enumerate(data.split(b"\n"), start=1):
+def decode_ndjson_chunk(data: bytes, first_line: int) -> list[RawRecord]:
+    """The records of a run of whole NDJSON lines cut from a larger file (its first line is
+    `first_line` of the file); the same records the whole file gives for those lines."""
+    if first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return list(_lines_of_bytes(data, first_line))
+
+
+def _lines_of_bytes(data: bytes, first_line: int = 1) -> Iterator[RawRecord]:
+    """Decode line by line (a file that is not valid UTF-8 as a whole, or a chunk of NDJSON);
+    lines that are not UTF-8 are kept as base64."""
+    for number, line in enumerate(data.split(b"\n"), start=first_line):
         if not line.strip():
             continue
         try:

@@ -17,8 +17,12 @@ _EMPTY_EVENT = {
 
 
 def parse_drop_bytes(content: bytes, source_file: str, start_date: dt.date | None) -> list[dict]:
+    return parse_records(decode_drop(content), source_file, start_date)
+
+
+def parse_records(records, source_file: str, start_date: dt.date | None) -> list[dict]:
     rows = []
-    for record in decode_drop(content):
+    for record in records:
         base = {"source_file": source_file, "source_line": record.source_line}
         if record.ok:
             try:

@@ -7,6 +7,7 @@ are handled the same way as NDJSON) and parse it in Python workers through Arrow
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from dataclasses import dataclass
 
@@ -14,7 +15,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from lineage_assets.intake.parse import parse_drop_bytes
+from lineage_assets.intake.decode import GZIP_MAGIC, decode_ndjson_chunk
+from lineage_assets.intake.parse import parse_drop_bytes, parse_records
 from lineage_assets.warehouse import schemas
 from lineage_assets.warehouse import tables as t
 
@@ -26,9 +28,60 @@ def hadoop_literal_path(path: str) -> str:
     return _GLOB_CHARS.sub(r"\\\1", path)
 
 
+SPLIT_BYTES = 32 << 20  # plain NDJSON files larger than this are parsed in chunks, in parallel
+
+
+def ndjson_chunks(path: str, target: int = SPLIT_BYTES) -> list[tuple[int, int, int]] | None:
+    """(start, end, first line) of chunks of whole lines of a plain NDJSON file larger than
+    `target`, or None for anything else (gzip, a JSON document or array, a small file), which
+    is read whole. One pass over the bytes counts the lines before each chunk."""
+    size = os.path.getsize(path)
+    if size <= target:
+        return None
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 16)
+        if head.startswith(GZIP_MAGIC):
+            return None
+        first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].strip()
+        if not first.startswith(b"{") or first == b"{":
+            return None  # an array, or a pretty-printed document
+        bounds = [0]
+        while bounds[-1] + target < size:
+            handle.seek(bounds[-1] + target)
+            rest = handle.readline()
+            if handle.tell() >= size:
+                break
+            bounds.append(handle.tell() if rest.endswith(b"\n") else size)
+        bounds.append(size)
+        chunks, line = [], 1
+        handle.seek(0)
+        for start, end in zip(bounds, bounds[1:]):
+            chunks.append((start, end, line))
+            remaining = end - start
+            while remaining:
+                block = handle.read(min(remaining, 16 << 20))
+                line += block.count(b"\n")
+                remaining -= len(block)
+    return chunks
+
+
 def read_drop(spark: SparkSession, path: str, source_file: str, start_date: dt.date | None) -> DataFrame:
     """Every record of one drop file as a PARSED row (accepted or rejected)."""
     arrow = schemas.arrow_schema(schemas.PARSED)
+    chunks = ndjson_chunks(path)
+    if chunks is not None:
+        def parse_chunks(batches):
+            for batch in batches:
+                for start, end, first_line in zip(*(batch.column(c).to_pylist() for c in ("start", "end", "first_line"))):
+                    with open(path, "rb") as handle:
+                        handle.seek(start)
+                        data = handle.read(end - start)
+                    rows = parse_records(decode_ndjson_chunk(data, first_line), source_file, start_date)
+                    for i in range(0, len(rows), 2000):
+                        yield pa.RecordBatch.from_pylist(rows[i:i + 2000], schema=arrow)
+
+        ranges = spark.sparkContext.parallelize(chunks, len(chunks)).toDF("start long, end long, first_line long")
+        return ranges.mapInArrow(parse_chunks, schemas.PARSED)
 
     def parse(batches):
         for batch in batches:

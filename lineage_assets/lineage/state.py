@@ -35,12 +35,14 @@ def state_as_of(spark: SparkSession, commit: commits.Commit, day: dt.date) -> St
     """The state at the end of `day` as `commit` holds it."""
     open_events = _rows(spark, commit, t.STATE_OPEN_EVENTS, day).localCheckpoint()
     earliest = open_events.agg(F.min("valid_from")).first()[0]
+    datasets = _rows(spark, commit, t.STATE_DATASETS, day)
     return StateAsOf(
         day=day,
         open_events=open_events,
         jobs=_rows(spark, commit, t.STATE_JOBS, day),
-        datasets=_rows(spark, commit, t.STATE_DATASETS, day),
-        dataset_candidates=_rows(spark, commit, t.STATE_DATASETS, day, since=min(earliest, day) if earliest else day),
+        datasets=datasets,
+        # runs still open may resolve inputs as of their start: versions since the earliest of them
+        dataset_candidates=_rows(spark, commit, t.STATE_DATASETS, day, since=earliest) if earliest else datasets,
         storage_versions=_rows(spark, commit, t.STATE_STORAGE_VERSIONS, day),
         columns=_rows(spark, commit, t.STATE_COLUMNS, day),
         fields=_rows(spark, commit, t.STATE_FIELDS, day),

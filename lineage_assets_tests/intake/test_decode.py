@@ -341,3 +341,42 @@ def test_ndjson_whose_lines_are_all_bad_gives_one_record_per_line():
         (2, reasons.NOT_JSON, "{worse"),
         (3, reasons.NOT_JSON, "nope"),
     ]
+
+
+# --------------------------------------------------------------------------- large NDJSON in chunks
+
+
+def test_a_large_ndjson_file_in_chunks_gives_the_records_of_the_whole_file(tmp_path):
+    from lineage_assets.intake.decode import decode_ndjson_chunk
+    from lineage_assets.intake.spark_intake import ndjson_chunks
+
+    lines = [json.dumps({"i": i, "pad": "é" * (i % 37)}, ensure_ascii=False) for i in range(3000)]
+    lines[5], lines[700], lines[701] = "not json", "", "   "
+    path = tmp_path / "big.ndjson"
+    data = ("\ufeff" + "\n".join(lines) + "\n").encode("utf-8") + b"\xff\xfe broken utf-8\n" + json.dumps({"last": 1}).encode()
+    path.write_bytes(data)
+    chunks = ndjson_chunks(str(path), target=4096)
+    assert len(chunks) > 10
+    assert chunks[0][0] == 0 and chunks[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))  # contiguous, nothing skipped or read twice
+    assert all(data[end - 1:end] == b"\n" for _s, end, _l in chunks[:-1])  # cut after whole lines only
+    pieces = [r for start, end, line in chunks for r in decode_ndjson_chunk(data[start:end], line)]
+    whole = decode_drop(data)
+    assert [(r.source_line, r.raw, r.raw_encoding, r.error_code) for r in pieces] == [
+        (r.source_line, r.raw, r.raw_encoding, r.error_code) for r in whole
+    ]
+    assert pieces[-1].source_line == 3002 and pieces[-2].error_code == "corrupt_file"
+
+
+def test_only_plain_ndjson_above_the_size_is_cut(tmp_path):
+    from lineage_assets.intake.spark_intake import ndjson_chunks
+
+    small = tmp_path / "small.ndjson"
+    small.write_text(json.dumps({"a": 1}) + "\n")
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps([{"a": i} for i in range(2000)], indent=2))
+    array = tmp_path / "array.json"
+    array.write_text(json.dumps([{"a": i} for i in range(2000)]))
+    packed = tmp_path / "big.ndjson.gz"
+    packed.write_bytes(gzip.compress(("\n".join(json.dumps({"a": i}) for i in range(2000))).encode()))
+    assert all(ndjson_chunks(str(p), target=1024) is None for p in (small, pretty, array, packed))

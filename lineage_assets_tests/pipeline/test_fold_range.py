@@ -1,0 +1,152 @@
+"""The fold of a range of days (pipeline.fold.run_fold): cost follows events, not days; a late
+day reads nothing before it; blocking checks fail on a non-deterministic step and on a wrong
+component id, and then nothing is committed (DESIGN.md sections 7 and 11)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import pytest
+from pyspark.sql import functions as F
+
+from lineage_assets import LineageQuery
+from lineage_assets.lineage import current as current_module
+from lineage_assets.lineage import fold as fold_module
+from lineage_assets.pipeline.fold import DETERMINISM, run_fold
+from lineage_assets.pipeline.snapshot import publish_current_graph
+from lineage_assets.warehouse import commits
+from lineage_assets_tests.support import commit_events, run_event
+
+
+def _chain(days: list[str]) -> list[dict]:
+    """src -> A -> X -> B -> Y, one run of each job per given day (same events whatever the days)."""
+    events = []
+    for i, day in enumerate(days):
+        events += [
+            run_event(f"{day}T01:00:00Z", "START", f"a{i}", "A", ["src"]),
+            run_event(f"{day}T01:10:00Z", "COMPLETE", f"a{i}", "A", ["src"], ["X"]),
+            run_event(f"{day}T02:00:00Z", "START", f"b{i}", "B", ["X"]),
+            run_event(f"{day}T02:10:00Z", "COMPLETE", f"b{i}", "B", ["X"], ["Y"]),
+        ]
+    return events
+
+
+def _days(first: str, count: int, step: int) -> list[str]:
+    start = dt.date.fromisoformat(first)
+    return [(start + dt.timedelta(days=i * step)).isoformat() for i in range(count)]
+
+
+def _spark_jobs(spark, action) -> int:
+    group = f"count-{uuid.uuid4().hex}"
+    spark.sparkContext.setJobGroup(group, group)
+    try:
+        action()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_year_of_days_takes_about_as_many_spark_jobs_as_one_day(spark, tmp_path):
+    """Twelve runs of each job on one day, or each on its own day spread over a year: the fold
+    runs about the same number of Spark jobs (not a number per day), writes a partition only for
+    days with rows, and skips the days between."""
+    counts = {}
+    for label, days in (("day", ["2024-01-01"] * 12), ("year", _days("2024-01-01", 12, 30))):
+        root = str(tmp_path / label)
+        events = []
+        for i, day in enumerate(days):
+            for e in _chain([day]):
+                e["run"]["runId"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{e['run']['runId']}/{i}"))
+                events.append(e)
+        commit_events(spark, root, events)
+        first, last = dt.date.fromisoformat(days[0]), dt.date.fromisoformat(days[-1])
+        counts[label] = _spark_jobs(spark, lambda: run_fold(spark, root, first, last, log=lambda _m: None))
+        assert commits.latest(root).partition_values("runs", "end_date") == sorted(set(days))
+    assert (last - first).days == 330
+    # the same jobs up to Spark's own planning (adaptive stages): not one more per day
+    assert abs(counts["day"] - counts["year"]) <= 4, counts
+
+
+def test_a_late_day_reads_no_event_or_state_from_before_it(spark, tmp_path, monkeypatch):
+    root = str(tmp_path / "wh")
+    days = _days("2024-02-01", 5, 1)
+    commit_events(spark, root, _chain(days))
+    assert run_fold(spark, root, dt.date(2024, 2, 1), dt.date(2024, 2, 5), log=lambda _m: None).passed
+    # a late event for day 3: the sensor asks for 3..5; what does the fold read?
+    commit_events(spark, root, [run_event("2024-02-03T05:00:00Z", "COMPLETE", "late", "C", ["Y"], ["Z"])])
+    read: list[str] = []
+    real = commits.read_files
+
+    def spy(spark_, table, paths, base):
+        read.extend(f"{table.name}:{p}" for p in paths)
+        return real(spark_, table, paths, base)
+
+    monkeypatch.setattr(commits, "read_files", spy)
+    report = run_fold(spark, root, dt.date(2024, 2, 3), dt.date(2024, 2, 5), log=lambda _m: None)
+    assert report.passed
+    events = [p for p in read if p.startswith("events:")]
+    assert events and all("event_date=2024-02-0" in p and p.split("event_date=")[1][:10] >= "2024-02-03" for p in events)
+    state = [p for p in read if p.startswith("state_")]
+    assert state and all(p.split("valid_to=")[1][:10] >= "2024-02-03" for p in state)
+    history = [p for p in read if p.split(":")[0] in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage")]
+    assert history == []
+
+
+def test_the_determinism_check_fails_on_a_non_deterministic_step_and_nothing_is_committed(spark, tmp_path, monkeypatch):
+    root = str(tmp_path / "wh")
+    commit_events(spark, root, _chain(_days("2024-04-01", 2, 1)))
+    before = commits.latest(root)
+    real = fold_module.dataset_version_id
+
+    def random_version(namespace, name, key, value):  # e.g. a uuid4 where a content uuid belongs
+        return F.when(F.lit(True), F.lit(str(uuid.uuid4()))).otherwise(real(namespace, name, key, value))
+
+    monkeypatch.setattr(fold_module, "dataset_version_id", random_version)
+    report = run_fold(spark, root, dt.date(2024, 4, 1), dt.date(2024, 4, 2), log=lambda _m: None)
+    check = report.check(DETERMINISM)
+    assert not check.passed and any("dataset_versions" in p for p in check.problems)
+    assert report.commit_seq is None and commits.latest(root).seq == before.seq
+    monkeypatch.setattr(fold_module, "dataset_version_id", real)
+    again = run_fold(spark, root, dt.date(2024, 4, 1), dt.date(2024, 4, 2), log=lambda _m: None)
+    assert again.passed and again.commit_seq == before.seq + 1
+
+
+@pytest.mark.parametrize("rate", [0.5])
+def test_a_sampled_check_still_recomputes_from_the_inputs_and_can_fail(spark, tmp_path, monkeypatch, rate):
+    root = str(tmp_path / "wh")
+    events = []
+    for j in range(12):  # twelve independent two-job chains: some jobs in the sample, some not
+        events += [run_event("2024-05-01T01:00:00Z", "COMPLETE", f"w{j}", f"writer{j}", ["src"], [f"t{j}"]),
+                   run_event("2024-05-01T02:00:00Z", "COMPLETE", f"r{j}", f"reader{j}", [f"t{j}"], [f"u{j}"])]
+    commit_events(spark, root, events)
+    ok = run_fold(spark, root, dt.date(2024, 5, 1), dt.date(2024, 5, 1), sample_rate=rate, log=lambda _m: None)
+    check = ok.check(DETERMINISM)
+    assert ok.passed and 0 < check.details["compared_rows"]["runs"] < 24
+    monkeypatch.setattr(fold_module, "dataset_version_id", lambda *a: F.lit(str(uuid.uuid4())))
+    bad = run_fold(spark, root, dt.date(2024, 5, 1), dt.date(2024, 5, 1), sample_rate=rate, log=lambda _m: None)
+    assert not bad.check(DETERMINISM).passed and bad.commit_seq is None
+
+
+def test_a_wrong_component_id_blocks_the_snapshot_and_readers_stay_on_the_previous_one(spark, tmp_path, monkeypatch):
+    root = str(tmp_path / "wh")
+    commit_events(spark, root, _chain(_days("2024-06-01", 1, 1)))
+    assert run_fold(spark, root, dt.date(2024, 6, 1), dt.date(2024, 6, 1), log=lambda _m: None).passed
+    first = publish_current_graph(spark, root, log=lambda _m: None)
+    assert first.passed and first.components == 1
+    with LineageQuery(root) as query:
+        before = query.lineage("job:ns:B").model_dump()
+    real = current_module.component_ids
+
+    def corrupt(nodes, edges):
+        ids = real(nodes, edges)
+        ids["job:ns:B"] = "job:ns:B"  # one node's component id is wrong
+        return ids
+
+    monkeypatch.setattr(current_module, "component_ids", corrupt)
+    second = publish_current_graph(spark, root, log=lambda _m: None)
+    assert not second.passed and second.commit_seq is None
+    assert any("job:ns:B" in p for p in second.check.problems)
+    with LineageQuery(root) as query:
+        assert query.lineage("job:ns:B").model_dump() == before
+    assert commits.latest(root).seq == first.commit_seq
