@@ -81,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     p_summary = sub.add_parser("summary", help="row counts of the warehouse tables")
     p_summary.add_argument("--warehouse", default=None)
 
+    p_files = sub.add_parser("files", help="the committed Parquet files of a table (what a reader outside the project reads)")
+    p_files.add_argument("table")
+    p_files.add_argument("--warehouse", default=None)
+
     p_query = sub.add_parser("query", help="answer a lineage question from the warehouse (JSON by default)")
     q_sub = p_query.add_subparsers(dest="question", required=True)
     q_lineage = q_sub.add_parser("lineage", help="the current graph around a job or dataset")
@@ -153,6 +157,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\ndemo finished in {time.monotonic() - began:.0f}s")
         print("next: `make dev` and open http://127.0.0.1:3000 to see these runs, partitions and checks")
         return code
+    if args.command == "files":
+        from lineage_assets.warehouse import commits
+
+        try:
+            paths = commits.committed_files(args.warehouse or env.warehouse, args.table)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print("\n".join(paths))
+        return 0
     if args.command == "summary":
         from lineage_assets.warehouse.summary import format_summary
 

@@ -125,7 +125,7 @@ def fold_stream(spark, events: list[dict], warehouse: str | None = None, by_day:
     def rows(name, where=None):
         return [r.asDict(recursive=True) for r in commits.read_table(spark, warehouse, name, where=where, commit=commit).collect()]
 
-    state = FoldState(*(current_rows(spark, commit, table).localCheckpoint() for table in (
+    state = FoldState(*(current_rows(spark, commit, table) for table in (
         tables.STATE_OPEN_EVENTS, tables.STATE_JOBS, tables.STATE_DATASETS, tables.STATE_STORAGE_VERSIONS,
         tables.STATE_COLUMNS, tables.STATE_FIELDS)), warehouse=warehouse)
     return Folded(

@@ -138,7 +138,16 @@ def day_column(name: str) -> str | None:
 
 
 def sample_fingerprints(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, dict[str, Fingerprint]]:
-    frames = {name: (restrict(name, df, sample, outputs["dataset_versions"]), day_column(name)) for name, df in outputs.items()}
+    """Fingerprints of the rows the sample determines; keys may carry a "<side>:" prefix (the
+    dataset_versions of the same side decide which dataset_fields rows are in)."""
+    def table(key: str) -> str:
+        return key.split(":", 1)[-1]
+
+    def versions(key: str) -> DataFrame:
+        prefix = key[: len(key) - len(table(key))]
+        return outputs[f"{prefix}dataset_versions"]
+
+    frames = {key: (restrict(table(key), df, sample, versions(key)), day_column(table(key))) for key, df in outputs.items()}
     return fingerprints(frames)
 
 

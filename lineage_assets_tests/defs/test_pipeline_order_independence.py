@@ -20,7 +20,7 @@ import random
 
 import duckdb
 import pytest
-from dagster import DagsterInstance
+from dagster import AssetKey, DagsterInstance
 
 from lineage_assets.runner import ingest
 from lineage_assets.settings import LineageSettings
@@ -119,12 +119,29 @@ def one_shot(spark, tmp_path_factory):
     settings = LineageSettings(str(root / "drops"), str(root / "wh"), "2024-01-01")
     with DagsterInstance.ephemeral() as instance:
         report = ingest(settings, instance, log=_quiet)
+        ui = _what_the_ui_shows(instance)
     assert not report.failed
     assert _daily_runs(report) == [f"{D1}..{D2}"]  # N days as one range run
     tables = _tables(root / "wh")
     for seed in SEEDS:
         assert len(_of_seed(tables, seed)["runs"]) == 10
+    ONE_SHOT_UI.update(ui)
     return tables
+
+
+ONE_SHOT_UI: dict = {}
+
+
+def _what_the_ui_shows(instance) -> dict:
+    """Per asset and partition, the metadata of its latest materialization; the runs' tags."""
+    shown = {}
+    for key in ("events", "runs", "run_lineage", "column_lineage", "current_lineage"):
+        records = instance.fetch_materializations(AssetKey(key), limit=100).records
+        for record in records:
+            m = record.asset_materialization
+            shown.setdefault((key, m.partition), {k: v.value for k, v in m.metadata.items()})
+    shown["run_tags"] = [run.tags for run in instance.get_runs()]
+    return shown
 
 
 def test_n_one_day_runs_equal_one_range_run(spark, tmp_path, one_shot):
@@ -176,3 +193,26 @@ def test_random_drops_in_random_order_equal_the_one_shot_run(spark, tmp_path, on
     assert tables == one_shot
     for seed in SEEDS:
         assert _of_seed(tables, seed) == _of_seed(one_shot, seed)
+
+
+def test_the_ui_shows_each_day_its_own_figures_and_the_runs_as_the_sensors(one_shot):
+    """Each daily partition's materialization carries that day's own row count (not the run's
+    total), snapshots their own counts, and every run is tagged as the sensor's."""
+    for day in (D1, D2):
+        runs_that_day = sum(1 for row in one_shot["runs"] if str(row[-1]) == day)  # end_date is the last column
+        assert ONE_SHOT_UI[("runs", day)]["dagster/row_count"] == runs_that_day > 0
+        assert ONE_SHOT_UI[("events", day)]["dagster/row_count"] > 0
+    assert ONE_SHOT_UI[("runs", D1)]["dagster/row_count"] != ONE_SHOT_UI[("runs", D2)]["dagster/row_count"]
+    assert ONE_SHOT_UI[("current_lineage", None)]["dagster/row_count"] == len(one_shot["current_lineage"])
+    assert ONE_SHOT_UI["run_tags"] and all(tags.get("dagster/sensor_name") == "event_drop_sensor" for tags in ONE_SHOT_UI["run_tags"])
+
+
+def test_asset_specs_carry_the_column_schema_of_the_registry():
+    from lineage_assets.definitions import build_definitions
+    from lineage_assets.warehouse import tables
+
+    defs = build_definitions(LineageSettings("d", "w", "2024-01-01"))
+    for table in tables.USER_TABLES:
+        spec = defs.resolve_assets_def(table.name).specs_by_key[AssetKey(table.name)]
+        schema = spec.metadata["dagster/column_schema"]
+        assert [c.name for c in schema.columns] == table.column_names
