@@ -11,6 +11,8 @@ import hashlib
 import json
 from typing import Any
 
+from lineage_assets.ids import canonical_json
+
 TERMINAL = ("COMPLETE", "FAIL", "ABORT")
 
 
@@ -18,17 +20,35 @@ def _order(event: dict) -> tuple:
     return (event["event_time"], event["event_id"])
 
 
-def _merge_datasets(events: list[dict], key: str) -> list[dict]:
-    merged: dict[tuple[str, str], dict[str, dict]] = {}
+def merge_facet_texts(texts: list[str | None]) -> str:
+    """Facets (JSON objects as canonical text, in event order) combined by facet name, the last
+    instance winning, as canonical text. One distinct non-empty text is returned as it is: the
+    common case (a facet sent once, or repeated unchanged) costs no parsing."""
+    present = [text for text in texts if text and text != "{}"]
+    if not present:
+        return "{}"
+    if all(text == present[-1] for text in present):
+        return present[-1]
+    merged: dict[str, Any] = {}
+    for text in present:
+        merged.update(json.loads(text))
+    return canonical_json(merged)
+
+
+def _merge_datasets(events: list[dict], key: str, as_text: bool = False) -> list[dict]:
+    texts: dict[tuple[str, str], tuple[list, list]] = {}
     for event in events:
         for item in event.get(key) or []:
-            entry = merged.setdefault((item["namespace"], item["name"]), {"facets": {}, "io_facets": {}})
-            entry["facets"].update(json.loads(item["facets"] or "{}"))
-            entry["io_facets"].update(json.loads(item["io_facets"] or "{}"))
-    return [
-        {"namespace": ns, "name": name, "facets": entry["facets"], "io_facets": entry["io_facets"]}
-        for (ns, name), entry in sorted(merged.items())
-    ]
+            facets, io_facets = texts.setdefault((item["namespace"], item["name"]), ([], []))
+            facets.append(item["facets"])
+            io_facets.append(item["io_facets"])
+    out = []
+    for (ns, name), (facets, io_facets) in sorted(texts.items()):
+        merged = (merge_facet_texts(facets), merge_facet_texts(io_facets))
+        if not as_text:
+            merged = tuple(json.loads(m) for m in merged)
+        out.append({"namespace": ns, "name": name, "facets": merged[0], "io_facets": merged[1]})
+    return out
 
 
 def code_version(job_facets: dict[str, Any]) -> str | None:
@@ -59,17 +79,17 @@ def is_streaming(job_facets: dict[str, Any]) -> bool:
     return isinstance(job_type, dict) and str(job_type.get("processingType", "")).upper() == "STREAMING"
 
 
-def coalesce_run(events: list[dict]) -> tuple[dict, list[dict]]:
-    """(the run, the events rejected as job_mismatch). The run's `state` is None while it is open."""
+def coalesce_run(events: list[dict], as_text: bool = False) -> tuple[dict, list[dict]]:
+    """(the run, the events rejected as job_mismatch). The run's `state` is None while it is open.
+    Facets come back as dicts, or with `as_text` as canonical JSON text (what the fold stores)."""
     ordered = sorted(events, key=_order)
     job = (ordered[0]["job_namespace"], ordered[0]["job_name"])
     kept = [e for e in ordered if (e["job_namespace"], e["job_name"]) == job]
     mismatched = [e for e in ordered if (e["job_namespace"], e["job_name"]) != job]
-    run_facets: dict[str, Any] = {}
-    job_facets: dict[str, Any] = {}
-    for event in kept:
-        run_facets.update(json.loads(event["run_facets"] or "{}"))
-        job_facets.update(json.loads(event["job_facets"] or "{}"))
+    run_text = merge_facet_texts([e["run_facets"] for e in kept])
+    job_text = merge_facet_texts([e["job_facets"] for e in kept])
+    run_facets: dict[str, Any] = json.loads(run_text)
+    job_facets: dict[str, Any] = json.loads(job_text)
     terminal = [e for e in kept if e["event_type"] in TERMINAL]
     starts = [e for e in kept if e["event_type"] == "START"]
     last = terminal[-1] if terminal else None
@@ -81,10 +101,10 @@ def coalesce_run(events: list[dict]) -> tuple[dict, list[dict]]:
         "state": last["event_type"] if last else None,
         "started_at": (starts[0] if starts else kept[0])["event_time"],
         "ended_at": last["event_time"] if last else None,
-        "inputs": _merge_datasets(kept, "inputs"),
-        "outputs": _merge_datasets(kept, "outputs"),
-        "run_facets": run_facets,
-        "job_facets": job_facets,
+        "inputs": _merge_datasets(kept, "inputs", as_text),
+        "outputs": _merge_datasets(kept, "outputs", as_text),
+        "run_facets": run_text if as_text else run_facets,
+        "job_facets": job_text if as_text else job_facets,
         "code_version": code_version(job_facets),
         "parent_run_id": parent_id,
         "root_run_id": root_id,
@@ -112,7 +132,7 @@ def coalesce_segments(events: list[dict], first_day) -> list[dict]:
     out: list[dict] = []
     segment: list[dict] = []
     job: tuple[str, str] | None = None
-    job_facets: dict[str, Any] = {}
+    job_type: Any = None  # the merged jobType facet so far: the last event's that has one
     terminal = False
     for day in sorted(by_day):
         todays = by_day[day]
@@ -122,13 +142,14 @@ def coalesce_segments(events: list[dict], first_day) -> list[dict]:
         for event in todays:
             if (event["job_namespace"], event["job_name"]) == job:
                 kept_today.append(event)
-                job_facets.update(json.loads(event["job_facets"] or "{}"))
+                if '"jobType"' in (event["job_facets"] or ""):  # parse only what can change the flag
+                    job_type = json.loads(event["job_facets"]).get("jobType", job_type)
                 terminal = terminal or event["event_type"] in TERMINAL
             elif day >= first_day:
                 out.append({"kind": "mismatch", "run_id": event["run_id"], "event_id": event["event_id"]})
         segment.extend(kept_today)
-        if day >= first_day and is_streaming(job_facets):
-            version = code_version(job_facets)
+        if day >= first_day and is_streaming({"jobType": job_type}):
+            version = code_version(json.loads(merge_facet_texts([e["job_facets"] for e in segment])))
             for event in kept_today:
                 if event["inputs"] or event["outputs"]:
                     out.append({
@@ -137,10 +158,10 @@ def coalesce_segments(events: list[dict], first_day) -> list[dict]:
                         "state": event["event_type"] or "RUNNING", "code_version": version,
                     })
         if terminal:
-            run, _ = coalesce_run(segment)
+            run, _ = coalesce_run(segment, as_text=True)
             run.pop("last_event_time")
             out.append({"kind": "run", **run, "end_date": day})
             out.extend({"kind": "open", "run_id": e["run_id"], "event_id": e["event_id"], "valid_to": day} for e in segment)
-            segment, job, job_facets, terminal = [], None, {}, False
+            segment, job, job_type, terminal = [], None, None, False
     out.extend({"kind": "open", "run_id": e["run_id"], "event_id": e["event_id"], "valid_to": None} for e in segment)
     return out

@@ -25,7 +25,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from lineage_assets.ids import canonical_json, content_uuid
+from lineage_assets.ids import content_uuid
 from lineage_assets.lineage import column_lineage as cl
 from lineage_assets.lineage.coalesce import code_version, coalesce_segments
 from lineage_assets.lineage.versioning import FoldItem, JobState, fold_job_by_day, version_content
@@ -43,6 +43,10 @@ SEGMENT_ROWS = schemas.schema(
     "inputs array<IO_DATASET>, outputs array<IO_DATASET>, run_facets string, job_facets string, code_version string, "
     "parent_run_id string, root_run_id string, event_count int, streaming boolean, end_date date",
     IO_DATASET=schemas.IO_DATASET,
+)
+SEGMENT_INPUT = (
+    "run_id", "event_id", "event_time", "event_date", "event_type", "job_namespace", "job_name",
+    "inputs", "outputs", "run_facets", "job_facets",
 )
 ITEM_COLUMNS = schemas.schema(
     "job_namespace string, job_name string, run_id string, ended_at timestamp, state string, "
@@ -101,19 +105,7 @@ def _segments_fn(first_day: dt.date):
     arrow = schemas.arrow_schema(SEGMENT_ROWS)
 
     def run(table: pa.Table) -> pa.Table:
-        rows = []
-        for row in coalesce_segments(table.to_pylist(), first_day):
-            if row["kind"] == "run":
-                for key in ("inputs", "outputs"):
-                    row[key] = [
-                        {"namespace": d["namespace"], "name": d["name"], "facets": canonical_json(d["facets"]),
-                         "io_facets": canonical_json(d["io_facets"])}
-                        for d in row[key]
-                    ]
-                row["run_facets"] = canonical_json(row["run_facets"])
-                row["job_facets"] = canonical_json(row["job_facets"])
-            rows.append(row)
-        return pa.Table.from_pylist(rows, schema=arrow)
+        return pa.Table.from_pylist(coalesce_segments(table.to_pylist(), first_day), schema=arrow)
 
     return run
 
@@ -242,7 +234,10 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
     carried = prev.open_events.select(*event_cols, "valid_from")
     run_events = events.filter("event_kind = 'RUN'").select(*event_cols, F.col("event_date").alias("valid_from")).unionByName(carried)
 
-    segments = run_events.drop("valid_from").groupBy("run_id").applyInArrow(_segments_fn(first), SEGMENT_ROWS).localCheckpoint()
+    segments = (
+        run_events.select(*SEGMENT_INPUT)  # what coalescing reads: not the raw event text
+        .groupBy("run_id").applyInArrow(_segments_fn(first), SEGMENT_ROWS).localCheckpoint()
+    )
     terminal = segments.filter("kind = 'run'").drop("kind", "event_id", "valid_to")
     mismatched = segments.filter("kind = 'mismatch'").select("event_id")
     job_mismatch = events.join(mismatched, "event_id", "left_semi")

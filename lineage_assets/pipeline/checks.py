@@ -166,7 +166,8 @@ def compare(written: dict[str, dict[str, Fingerprint]], recomputed: dict[str, di
 
 def component_problems(files: dict[str, list[str]]) -> list[str]:
     """Recompute the components of the current graph with DuckDB by label propagation (every
-    node takes the smallest label among its neighbours until nothing changes) and compare them
+    node takes the smallest label among its neighbours, with pointer jumping, until nothing
+    changes) and compare them
     with the stored component_id of every job and every edge. The pipeline computes them with a
     union-find in Python; this is a different algorithm on a different engine."""
     con = duckdb.connect()
@@ -177,9 +178,15 @@ def component_problems(files: dict[str, list[str]]) -> list[str]:
     con.execute(f"CREATE TABLE label AS SELECT node, node AS label FROM (SELECT {job_id} AS node FROM jobs UNION SELECT a FROM pairs UNION SELECT b FROM pairs)")
     neighbours = "(SELECT a AS node, b AS other FROM pairs UNION ALL SELECT b, a FROM pairs)"
     while True:
+        # every node takes the smallest label among itself and its neighbours, then the label of
+        # its label (pointer jumping: a label is a node id, so chains shorten by half each round)
         con.execute(
             "CREATE OR REPLACE TABLE next AS SELECT l.node, least(l.label, coalesce(min(n.label), l.label)) AS label FROM label l "
             f"LEFT JOIN {neighbours} p ON p.node = l.node LEFT JOIN label n ON n.node = p.other GROUP BY l.node, l.label"
+        )
+        con.execute(
+            "CREATE OR REPLACE TABLE next AS SELECT x.node, least(x.label, coalesce(y.label, x.label)) AS label "
+            "FROM next x LEFT JOIN next y ON y.node = x.label"
         )
         moved = con.execute("SELECT count(*) FROM next JOIN label USING (node) WHERE next.label <> label.label").fetchone()[0]
         con.execute("CREATE OR REPLACE TABLE label AS SELECT * FROM next")
