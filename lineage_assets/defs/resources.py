@@ -25,6 +25,9 @@ SPARK_DEFAULTS: dict[str, str] = {
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # events rows are wide (the whole event's JSON, ~8 KB): 4096-row Parquet batches of them ran
+    # a 2g driver out of heap while two tasks sorted them; 1024-row batches do not
+    "spark.sql.parquet.columnarReaderBatchSize": "1024",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
 }

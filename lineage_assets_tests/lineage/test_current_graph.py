@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import tempfile
+from types import SimpleNamespace
 
 import pyarrow as pa
 
@@ -134,9 +135,14 @@ def _edge_set(edges):
     return {(e["job_name"], e["direction"], e["dataset_namespace"], e["dataset_name"]) for e in edges}
 
 
+CYCLE = "cyc"  # the cycle's jobs and datasets live in their own namespaces, folded with the rest
+
+
 @pytest.fixture(scope="module")
-def moved_output(spark):
-    """A writes X (day 1), B reads X (day 1), A writes Y instead (day 2)."""
+def folded_graphs(spark):
+    """One fold of two independent graphs:
+    - moved output: A writes X (day 1), B reads X (day 1), A writes Y instead (day 2);
+    - a cycle: A -> a -> B -> b -> C -> c -> A (namespaces `cyc`)."""
     events = [
         run_event("2024-03-01T10:00:00Z", "START", "a1", "A"),
         run_event("2024-03-01T10:05:00Z", "COMPLETE", "a1", "A", outputs=["X"]),
@@ -144,7 +150,29 @@ def moved_output(spark):
         run_event("2024-03-02T10:00:00Z", "START", "a2", "A"),
         run_event("2024-03-02T10:05:00Z", "COMPLETE", "a2", "A", outputs=["Y"]),
     ]
+    cyc = lambda name: support.ds(name, namespace=CYCLE)  # noqa: E731
+    events += [
+        run_event("2024-03-01T10:00:00Z", "COMPLETE", "ca1", "A", outputs=[cyc("a")], job_namespace=CYCLE),
+        run_event("2024-03-01T11:00:00Z", "COMPLETE", "cb1", "B", inputs=[cyc("a")], outputs=[cyc("b")], job_namespace=CYCLE),
+        run_event("2024-03-01T12:00:00Z", "COMPLETE", "cc1", "C", inputs=[cyc("b")], outputs=[cyc("c")], job_namespace=CYCLE),
+        run_event("2024-03-01T13:00:00Z", "COMPLETE", "ca2", "A", inputs=[cyc("c")], outputs=[cyc("a")], job_namespace=CYCLE),
+    ]
     return _current(spark, events)
+
+
+def _only(folded, jobs, edges, namespace):
+    return (
+        [v for v in folded.job_versions if v["job_namespace"] == namespace],
+        [j for j in jobs if j["job_namespace"] == namespace],
+        [e for e in edges if e["job_namespace"] == namespace],
+    )
+
+
+@pytest.fixture(scope="module")
+def moved_output(folded_graphs):
+    folded, jobs, edges = folded_graphs
+    versions, jobs, edges = _only(folded, jobs, edges, "ns")
+    return SimpleNamespace(job_versions=versions), jobs, edges
 
 
 def test_job_that_moves_its_output_shows_only_the_new_edge(moved_output):
@@ -175,20 +203,15 @@ def test_job_that_moves_its_output_has_two_versions(moved_output):
     assert current_a["version_id"] == a_versions[-1]["version_id"]
 
 
-def test_cycle_is_one_component_and_the_fold_terminates(spark):
-    events = [
-        run_event("2024-03-01T10:00:00Z", "COMPLETE", "a1", "A", outputs=["a"]),
-        run_event("2024-03-01T11:00:00Z", "COMPLETE", "b1", "B", inputs=["a"], outputs=["b"]),
-        run_event("2024-03-01T12:00:00Z", "COMPLETE", "c1", "C", inputs=["b"], outputs=["c"]),
-        run_event("2024-03-01T13:00:00Z", "COMPLETE", "a2", "A", inputs=["c"], outputs=["a"]),
-    ]
-    folded, jobs, edges = _current(spark, events)
+def test_cycle_is_one_component_and_the_fold_terminates(folded_graphs):
+    folded, jobs, edges = folded_graphs
+    versions, jobs, edges = _only(folded, jobs, edges, CYCLE)
     assert _edge_set(edges) == {
-        ("A", "INPUT", "ds", "c"), ("A", "OUTPUT", "ds", "a"),
-        ("B", "INPUT", "ds", "a"), ("B", "OUTPUT", "ds", "b"),
-        ("C", "INPUT", "ds", "b"), ("C", "OUTPUT", "ds", "c"),
+        ("A", "INPUT", CYCLE, "c"), ("A", "OUTPUT", CYCLE, "a"),
+        ("B", "INPUT", CYCLE, "a"), ("B", "OUTPUT", CYCLE, "b"),
+        ("C", "INPUT", CYCLE, "b"), ("C", "OUTPUT", CYCLE, "c"),
     }
-    assert {j["job_name"]: j["component_id"] for j in jobs} == {"A": "dataset:ds:a", "B": "dataset:ds:a", "C": "dataset:ds:a"}
-    assert {e["component_id"] for e in edges} == {"dataset:ds:a"}
+    assert {j["job_name"]: j["component_id"] for j in jobs} == {"A": "dataset:cyc:a", "B": "dataset:cyc:a", "C": "dataset:cyc:a"}
+    assert {e["component_id"] for e in edges} == {"dataset:cyc:a"}
     assert component_problems(jobs, edges) == []
-    assert len([v for v in folded.job_versions if v["job_name"] == "A"]) == 2
+    assert len([v for v in versions if v["job_name"] == "A"]) == 2

@@ -46,50 +46,51 @@ def _spark_jobs(spark, action) -> int:
     return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
 
-def test_a_year_of_days_takes_about_as_many_spark_jobs_as_one_day(spark, tmp_path):
+def _twelve_runs(days: list[str]) -> list[dict]:
+    events = []
+    for i, day in enumerate(days):
+        for e in _chain([day]):
+            e["run"]["runId"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{e['run']['runId']}/{i}"))
+            events.append(e)
+    return events
+
+
+def test_a_year_of_days_costs_the_jobs_of_one_day_and_a_late_day_reads_nothing_before_it(spark, tmp_path, monkeypatch):
     """Twelve runs of each job on one day, or each on its own day spread over a year: the fold
     runs about the same number of Spark jobs (not a number per day), writes a partition only for
-    days with rows, and skips the days between."""
+    days with rows, and skips the days between. Then a late event for a day in the middle: the
+    recompute reads no event and no state from before that day, and no history table."""
     counts = {}
     for label, days in (("day", ["2024-01-01"] * 12), ("year", _days("2024-01-01", 12, 30))):
         root = str(tmp_path / label)
-        events = []
-        for i, day in enumerate(days):
-            for e in _chain([day]):
-                e["run"]["runId"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{e['run']['runId']}/{i}"))
-                events.append(e)
+        events = _twelve_runs(days)
         commit_events(spark, root, events)
         first, last = dt.date.fromisoformat(days[0]), dt.date.fromisoformat(days[-1])
         counts[label] = _spark_jobs(spark, lambda: run_fold(spark, root, first, last, log=lambda _m: None))
         assert commits.latest(root).partition_values("runs", "end_date") == sorted(set(days))
     assert (last - first).days == 330
-    # the same jobs up to Spark's own planning (adaptive stages): not one more per day
+    # the same jobs up to Spark's own planning: not one more per day
     assert abs(counts["day"] - counts["year"]) <= 4, counts
 
-
-def test_a_late_day_reads_no_event_or_state_from_before_it(spark, tmp_path, monkeypatch):
-    root = str(tmp_path / "wh")
-    days = _days("2024-02-01", 5, 1)
-    commit_events(spark, root, _chain(days))
-    assert run_fold(spark, root, dt.date(2024, 2, 1), dt.date(2024, 2, 5), log=lambda _m: None).passed
-    # a late event for day 3: the sensor asks for 3..5; what does the fold read?
-    commit_events(spark, root, [run_event("2024-02-03T05:00:00Z", "COMPLETE", "late", "C", ["Y"], ["Z"])])
+    # a late event for day 7 of the year's twelve (2024-07-19): the sensor asks for it through the last day
+    late = dt.date.fromisoformat(days[6])
+    # (commit_events replaces the days it writes: the day's own events go with the late one)
+    commit_events(spark, root, events + [run_event(f"{late}T05:00:00Z", "COMPLETE", "late", "C", ["Y"], ["Z"])])
     read: list[str] = []
     real = commits.read_files
 
     def spy(spark_, table, paths, base):
-        read.extend(f"{table.name}:{p}" for p in paths)
+        read.extend(f"{table.name}:{p}" for p in paths if "/_staging/" not in p)  # not the checks reading back what is written
         return real(spark_, table, paths, base)
 
     monkeypatch.setattr(commits, "read_files", spy)
-    report = run_fold(spark, root, dt.date(2024, 2, 3), dt.date(2024, 2, 5), log=lambda _m: None)
-    assert report.passed
+    report = run_fold(spark, root, late, last, log=lambda _m: None)
+    assert report.passed and report.rows("runs", str(late)) == 3
     events = [p for p in read if p.startswith("events:")]
-    assert events and all("event_date=2024-02-0" in p and p.split("event_date=")[1][:10] >= "2024-02-03" for p in events)
-    state = [p for p in read if p.startswith("state_") and "/_staging/" not in p]
-    assert state and all(p.split("valid_to=")[1][:10] >= "2024-02-03" for p in state)
-    committed = [p for p in read if "/_staging/" not in p]  # the checks read back what is being written
-    history = [p for p in committed if p.split(":")[0] in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage")]
+    assert events and all(p.split("event_date=")[1][:10] >= str(late) for p in events)
+    state = [p for p in read if p.startswith("state_")]
+    assert state and all(p.split("valid_to=")[1][:10] >= str(late) for p in state)
+    history = [p for p in read if p.split(":")[0] in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage")]
     assert history == []
 
 
