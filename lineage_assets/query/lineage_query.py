@@ -1,8 +1,8 @@
 """`LineageQuery`: lineage questions answered with DuckDB over the Parquet warehouse.
 
 DuckDB runs in-process and only reads Parquet: it takes no lock that could block the pipeline,
-the UI or another reader. Snapshot tables are read through their `_CURRENT` pointer, so an answer
-always comes from one complete snapshot, even while the next one is being written. Node ids
+the UI or another reader. Tables are read through the warehouse's latest commit (the files it
+lists), so an answer always comes from one whole commit, even while the next is being written. Node ids
 never reach SQL as text: every value is a bound parameter.
 """
 
