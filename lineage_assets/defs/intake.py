@@ -5,7 +5,7 @@ import datetime as dt
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
-from lineage_assets.defs.metadata import markdown_table, spec
+from lineage_assets.defs.metadata import markdown_table, spec, table_metadata
 from lineage_assets.defs.resources import LineagePaths
 from lineage_assets.pipeline.intake import ACCOUNTING, UNIQUE_EVENTS, DropError, build_events, intake_drop
 from lineage_assets.warehouse import tables as t
@@ -68,7 +68,7 @@ def build_intake_assets(drops: dg.DynamicPartitionsDefinition, daily: dg.DailyPa
         backfill_policy=dg.BackfillPolicy.single_run(),
         deps=[dg.AssetDep("landed_events", partition_mapping=dg.AllPartitionMapping())],
         description=t.EVENTS.description + " A range of days is one Spark write.",
-        metadata=spec(t.EVENTS, "intake").metadata,
+        metadata=table_metadata(t.EVENTS),
         check_specs=[dg.AssetCheckSpec(
             UNIQUE_EVENTS, asset="events", blocking=True,
             description="event_id is unique in each written day and every staged event_id of the day is present; "

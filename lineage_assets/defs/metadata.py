@@ -25,10 +25,14 @@ def column_schema(table: t.Table) -> dg.TableSchema:
     ])
 
 
+def table_metadata(table: t.Table) -> dict:
+    """What every asset of a registry table declares: its `dagster/column_schema` and partitioning."""
+    return {"dagster/column_schema": column_schema(table), "partition_by": ", ".join(table.partition_by) or "none"}
+
+
 def spec(table: t.Table, group: str, **kwargs) -> dg.AssetSpec:
-    """The asset spec of a registry table: its description and `dagster/column_schema`."""
+    """The asset spec of a registry table: its description and `table_metadata`."""
     return dg.AssetSpec(
         table.name, group_name=group, kinds={"spark", "parquet"}, description=table.description,
-        metadata={"dagster/column_schema": column_schema(table), "partition_by": ", ".join(table.partition_by) or "none"},
-        **kwargs,
+        metadata=table_metadata(table), **kwargs,
     )

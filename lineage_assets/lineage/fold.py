@@ -54,10 +54,6 @@ ITEM_COLUMNS = schemas.schema(
     NAME_PAIR=t.NAME_PAIR,
 )
 JOB_STATE_COLUMNS = [f for f in t.STATE_JOBS.columns.fields if f.name not in ("job_namespace", "job_name")]
-FOLD_INPUT = T.StructType(
-    [T.StructField("is_state", T.BooleanType()), *ITEM_COLUMNS.fields,
-     *[T.StructField(f"s_{f.name}", f.dataType) for f in JOB_STATE_COLUMNS]]
-)
 FOLD_ROWS = T.StructType(
     [T.StructField("kind", T.StringType()), *t.JOB_VERSIONS.columns.fields,
      T.StructField("run_id", T.StringType()),
@@ -94,8 +90,9 @@ class RangeTables:
     job_mismatch: DataFrame  # EVENTS rows rejected as job_mismatch
     state: dict[str, DataFrame]  # state table name -> rows valid on some day >= first (with valid_to)
 
-    def history(self) -> dict[str, DataFrame]:
-        return {table.name: getattr(self, table.name) for table in t.HISTORY}
+    def outputs(self) -> dict[str, DataFrame]:
+        """Every table the fold writes (t.FOLD_OUTPUTS): the history tables, then the state."""
+        return {**{table.name: getattr(self, table.name) for table in t.HISTORY}, **self.state}
 
 
 # ---------------------------------------------------------------------------------- Python per group
@@ -114,56 +111,46 @@ def _pairs(items) -> list[tuple[str, str]]:
     return [(i["namespace"], i["name"]) for i in items or []]
 
 
+def _named(pairs) -> list[dict]:
+    return [{"namespace": ns, "name": name} for ns, name in pairs]
+
+
 def _fold_groups(table: pa.Table) -> pa.Table:
     rows = table.to_pylist()
     first = rows[0]
     job = (first["job_namespace"], first["job_name"])
     state = JobState(*job)
-    prior = None
+    snapshots: list[tuple] = []  # (day, the job's state from that day on)
     items = []
     for row in rows:
         if row["is_state"]:
-            prior = row
             state = JobState(
                 job[0], job[1], row["s_version_id"],
                 version_content(job, _pairs(row["s_inputs"]), _pairs(row["s_outputs"]), row["s_code_version"], row["s_lineage_unknown"]),
                 list(row["s_known_versions"] or []), row["s_latest_run_id"], row["s_latest_state"], row["s_latest_ended_at"],
             )
+            snapshots.append((row["s_valid_from"], state.to_dict()))  # the state carried in, as it was
         else:
             items.append(FoldItem(row["run_id"], row["ended_at"], row["state"], _pairs(row["inputs"]), _pairs(row["outputs"]), row["code_version"]))
     versions, assignment, states = fold_job_by_day(state, items, lambda i: i.ended_at.astimezone(dt.timezone.utc).date())
+    snapshots.extend(states)
     out: list[dict] = []
     base = {"job_namespace": job[0], "job_name": job[1]}
     for version in versions:
-        out.append({"kind": "version", **version,
-                    "inputs": [{"namespace": a, "name": b} for a, b in version["inputs"]],
-                    "outputs": [{"namespace": a, "name": b} for a, b in version["outputs"]]})
+        out.append({"kind": "version", **version, "inputs": _named(version["inputs"]), "outputs": _named(version["outputs"])})
     out.extend({"kind": "assign", **base, "run_id": run_id, "version_id": vid} for run_id, vid in assignment.items())
-    snapshots = []
-    if prior is not None:
-        snapshots.append((prior["s_valid_from"], {
-            "version_id": prior["s_version_id"], "content": state_content(prior, job),
-            "known_versions": prior["s_known_versions"], "latest_run_id": prior["s_latest_run_id"],
-            "latest_state": prior["s_latest_state"], "latest_ended_at": prior["s_latest_ended_at"],
-        }))
-    snapshots.extend(states)
     for index, (day, data) in enumerate(snapshots):
         content = data["content"]
         valid_to = snapshots[index + 1][0] if index + 1 < len(snapshots) else OPEN_DATE
         out.append({
             "kind": "state", **base, "version_id": data["version_id"],
-            "inputs": [{"namespace": a, "name": b} for a, b in content["inputs"]],
-            "outputs": [{"namespace": a, "name": b} for a, b in content["outputs"]],
+            "inputs": _named(content["inputs"]), "outputs": _named(content["outputs"]),
             "code_version": content["code_version"], "lineage_unknown": content["lineage_unknown"],
             "s_known_versions": data["known_versions"], "s_latest_run_id": data["latest_run_id"],
             "s_latest_state": data["latest_state"], "s_latest_ended_at": data["latest_ended_at"],
             "s_valid_from": day, "s_valid_to": valid_to,
         })
     return pa.Table.from_pylist(out, schema=schemas.arrow_schema(FOLD_ROWS))
-
-
-def state_content(row: dict, job: tuple[str, str]) -> dict:
-    return version_content(job, _pairs(row["s_inputs"]), _pairs(row["s_outputs"]), row["s_code_version"], row["s_lineage_unknown"])
 
 
 @F.udf(returnType=T.StringType(), useArrow=True)
@@ -190,6 +177,15 @@ def _names(col: str) -> Column:
 
 def _facet(col: str, path: str) -> Column:
     return F.get_json_object(F.col(col), path)
+
+
+def _version_facets(facets: str) -> list[Column]:
+    """storage_version, fields and lifecycle_state of a dataset version, from its facets' JSON."""
+    return [
+        _facet(facets, "$.version.datasetVersion").alias("storage_version"),
+        _facet(facets, "$.schema.fields").alias("fields"),
+        _facet(facets, "$.lifecycleStateChange.lifecycleStateChange").alias("lifecycle_state"),
+    ]
 
 
 def _open_date() -> Column:
@@ -294,10 +290,7 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
     ).join(run_job_versions, "run_id", "left").select(
         dataset_version_id(F.col("o.namespace"), F.col("o.name"), "run_id", F.col("run_id")).alias("version_id"),
         F.col("o.namespace").alias("namespace"), F.col("o.name").alias("name"), "run_id", "run_state", *job_key,
-        "job_version_id", F.col("ended_at").alias("created_at"),
-        _facet("o.facets", "$.version.datasetVersion").alias("storage_version"),
-        _facet("o.facets", "$.schema.fields").alias("fields"),
-        _facet("o.facets", "$.lifecycleStateChange.lifecycleStateChange").alias("lifecycle_state"),
+        "job_version_id", F.col("ended_at").alias("created_at"), *_version_facets("o.facets"),
         _facet("o.io_facets", "$.outputStatistics.rowCount").cast("long").alias("row_count"),
         F.col("end_date").alias("created_date"),
     ).localCheckpoint()
@@ -305,10 +298,7 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
         dataset_version_id(F.col("dataset_namespace"), F.col("dataset_name"), "event_id", F.col("event_id")).alias("version_id"),
         F.col("dataset_namespace").alias("namespace"), F.col("dataset_name").alias("name"),
         *[F.lit(None).cast("string").alias(c) for c in ("run_id", "run_state", "job_namespace", "job_name", "job_version_id")],
-        F.col("event_time").alias("created_at"),
-        _facet("dataset_facets", "$.version.datasetVersion").alias("storage_version"),
-        _facet("dataset_facets", "$.schema.fields").alias("fields"),
-        _facet("dataset_facets", "$.lifecycleStateChange.lifecycleStateChange").alias("lifecycle_state"),
+        F.col("event_time").alias("created_at"), *_version_facets("dataset_facets"),
         F.lit(None).cast("long").alias("row_count"), F.col("event_date").alias("created_date"),
     )
     dataset_versions = run_versions.unionByName(dataset_events)

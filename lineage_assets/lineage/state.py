@@ -19,15 +19,11 @@ from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
 
 
-def _valid_after(day: dt.date):
-    text = day.isoformat()
-    return lambda p: p["valid_to"] > text
-
-
 def _rows(spark: SparkSession, commit: commits.Commit, table: t.Table, day: dt.date, since: dt.date | None = None) -> DataFrame:
-    """Rows of a state table valid on `day` (or, with `since`, valid on any day in [since, day])."""
-    start = since or day
-    df = commits.read_table(spark, commit.root, table.name, where=_valid_after(start - dt.timedelta(days=1)) if since else _valid_after(day), commit=commit)
+    """Rows of a state table valid on `day` (valid_to > day), or with `since` valid on any day in
+    [since, day] (valid_to >= since, which keeps rows replaced on the day they appeared)."""
+    partitions = commits.on_or_after("valid_to", since or day + dt.timedelta(days=1))
+    df = commits.read_table(spark, commit.root, table.name, where=partitions, commit=commit)
     return df.filter(F.col("valid_from") <= F.lit(day)).drop("valid_to")
 
 
@@ -49,25 +45,6 @@ def state_as_of(spark: SparkSession, commit: commits.Commit, day: dt.date) -> St
     )
 
 
-def replaced_from(first: dt.date):
-    """The partition filter of a fold of [first, ...]: every state partition valid_to >= first."""
-    text = first.isoformat()
-    return lambda p: p["valid_to"] >= text
-
-
 def current_rows(spark: SparkSession, commit: commits.Commit, table: t.Table) -> DataFrame:
     """Rows of a state table still valid after the last processed day (valid_to = OPEN)."""
     return commits.read_table(spark, commit.root, table.name, where=lambda p: p["valid_to"] == t.OPEN, commit=commit).drop("valid_to")
-
-
-def empty_state(spark: SparkSession, day: dt.date) -> StateAsOf:
-    """The state before anything was folded."""
-
-    def empty(table: t.Table) -> DataFrame:
-        return spark.createDataFrame([], table.schema).drop("valid_to")
-
-    datasets = empty(t.STATE_DATASETS)
-    return StateAsOf(
-        day, empty(t.STATE_OPEN_EVENTS), empty(t.STATE_JOBS), datasets, datasets, empty(t.STATE_STORAGE_VERSIONS),
-        empty(t.STATE_COLUMNS), empty(t.STATE_FIELDS),
-    )

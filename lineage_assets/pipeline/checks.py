@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from lineage_assets.query.node_ids import dataset_node_sql, job_node_sql
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
-from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprints
+from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint
 
 
 @dataclass
@@ -132,23 +132,13 @@ def _versions_in_sample(df: DataFrame, sample: Sample) -> DataFrame:
     return by_job.unionByName(by_event)
 
 
-def day_column(name: str) -> str | None:
-    spec = t.get(name)
-    return spec.partition_by[0] if spec.partition_by else None
-
-
-def sample_fingerprints(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, dict[str, Fingerprint]]:
-    """Fingerprints of the rows the sample determines; keys may carry a "<side>:" prefix (the
-    dataset_versions of the same side decide which dataset_fields rows are in)."""
-    def table(key: str) -> str:
-        return key.split(":", 1)[-1]
-
-    def versions(key: str) -> DataFrame:
-        prefix = key[: len(key) - len(table(key))]
-        return outputs[f"{prefix}dataset_versions"]
-
-    frames = {key: (restrict(table(key), df, sample, versions(key)), day_column(table(key))) for key, df in outputs.items()}
-    return fingerprints(frames)
+def sample_frames(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, tuple[DataFrame, str | None]]:
+    """The rows of each fold output that the sample determines, with its day column, ready for
+    `fingerprints` (dataset_fields rows follow the same side's dataset_versions)."""
+    return {
+        name: (restrict(name, df, sample, outputs["dataset_versions"]), t.get(name).day_column)
+        for name, df in outputs.items()
+    }
 
 
 def compare(written: dict[str, dict[str, Fingerprint]], recomputed: dict[str, dict[str, Fingerprint]]) -> list[str]:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_assets.intake import reasons
-from lineage_assets.lineage.fold import RangeTables, fold_range
-from lineage_assets.lineage.state import replaced_from, state_as_of
-from lineage_assets.pipeline.checks import CheckReport, compare, key_problems, sample_fingerprints, sample_inputs
+from lineage_assets.lineage.fold import StateAsOf, fold_range
+from lineage_assets.lineage.state import state_as_of
+from lineage_assets.pipeline.checks import CheckReport, compare, key_problems, sample_frames, sample_inputs
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprints
@@ -21,7 +21,7 @@ from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprin
 FOLD_THROUGH = "fold_through"  # commit property: the last day the fold has processed
 DETERMINISM = "fold_recomputes_identically"
 KEYS = "keys_unique_and_versions_exist"
-OUTPUTS = tuple(table.name for table in (*t.HISTORY, *t.STATE))
+OUTPUTS = t.FOLD_OUTPUTS
 
 
 @dataclass
@@ -35,7 +35,6 @@ class FoldReport:
     checks: list[CheckReport]
     commit_seq: int | None = None
     sample_rate: float = 1.0
-    extra: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -53,16 +52,11 @@ def fold_through(commit: commits.Commit) -> dt.date | None:
     return dt.date.fromisoformat(value) if value else None
 
 
-def _day_range(first: dt.date, last: dt.date):
-    a, b = first.isoformat(), last.isoformat()
-    return lambda p: a <= p["event_date"] <= b
-
-
-def compute(spark: SparkSession, commit: commits.Commit, first: dt.date, last: dt.date) -> tuple[RangeTables, object]:
-    """The fold of [first, last] from `commit`'s events and its state as of first - 1."""
-    prev = state_as_of(spark, commit, first - dt.timedelta(days=1))
-    events = commits.read_table(spark, commit.root, "events", where=_day_range(first, last), commit=commit)
-    return fold_range(first, last, events, prev), prev
+def fold_inputs(spark: SparkSession, commit: commits.Commit, first: dt.date, last: dt.date) -> tuple[DataFrame, StateAsOf]:
+    """What a fold of [first, last] reads, from `commit`: the events of those days and the state
+    as of first - 1."""
+    events = commits.read_table(spark, commit.root, "events", where=commits.within("event_date", first, last), commit=commit)
+    return events, state_as_of(spark, commit, first - dt.timedelta(days=1))
 
 
 def _mismatch_rejects(events: DataFrame) -> DataFrame:
@@ -102,24 +96,22 @@ def run_fold(
         if through and through > last:
             last = through
             log(f"lineage fold: extending {first}..{requested_last} to {last}, the last day already folded")
-        tables, prev = compute(spark, base, first, last)
+        events, prev = fold_inputs(spark, base, first, last)
+        tables = fold_range(first, last, events, prev)
         lap("plan_and_coalesce")
         with commits.Transaction(root, "lineage_fold") as txn:
-            for table in t.HISTORY:
-                column = table.partition_by[0]
-                txn.stage(getattr(tables, table.name).repartition(column), table, replace=_from(column, first))
-            for table in t.STATE:
-                txn.stage(tables.state[table.name].repartition("valid_to"), table, replace=replaced_from(first))
-            since = first.isoformat()
+            for name, df in tables.outputs().items():  # every partition of the range and after is replaced (state: valid_to >= first)
+                table = t.get(name)
+                txn.stage(df.repartition(table.day_column), table, replace=commits.on_or_after(table.day_column, first))
+            since = commits.on_or_after("read_date", first)
             txn.stage(_mismatch_rejects(tables.job_mismatch), t.REJECTED_EVENTS,
-                      replace=lambda p: p["drop_id"] == reasons.JOB_MISMATCH and p["read_date"] >= since)
+                      replace=lambda p: p["drop_id"] == reasons.JOB_MISMATCH and since(p))
             lap("compute_and_write")
             staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
-            written = fingerprints({name: (df, _day(name)) for name, df in staged.items()})
+            written = fingerprints({name: (df, t.get(name).day_column) for name, df in staged.items()})
             lap("hash_written")
-            keys = CheckReport(KEYS, True)
-            keys.problems = key_problems(staged)
-            keys.passed = not keys.problems
+            problems = key_problems(staged)
+            keys = CheckReport(KEYS, not problems, problems)
             lap("key_check")
             determinism = recompute_check(spark, base, first, last, staged, sample_rate, written)
             lap("recompute_check")
@@ -128,7 +120,7 @@ def run_fold(
             if report.passed:
                 commit = txn.commit(
                     {"first": str(first), "last": str(last), "rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
-                    props={FOLD_THROUGH: str(max(last, through or last))},
+                    props={FOLD_THROUGH: str(last)},  # last >= the day folded through before (extended above)
                 )
                 report.commit_seq = commit.seq
             lap("commit")
@@ -142,19 +134,20 @@ def recompute_check(
     """Recompute the fold from its inputs (the committed events and the state as of first - 1,
     read again; nothing cached or written is reused) for a deterministic sample of jobs (all at
     rate 1) and compare content hashes with what was written, table by table and day by day."""
-    prev = state_as_of(spark, base, first - dt.timedelta(days=1))
-    events = commits.read_table(spark, base.root, "events", where=_day_range(first, last), commit=base)
+    events, prev = fold_inputs(spark, base, first, last)
     sample, sample_events, carried = sample_inputs(events, prev.open_events, rate)
     prev.open_events = carried
     again = fold_range(first, last, sample_events, prev)
-    recomputed = {**again.history(), **again.state}
+    recomputed = again.outputs()
     if sample.whole and written_whole is not None:  # the hashes of everything written are known already
-        computed = sample_fingerprints({n: recomputed[n] for n in OUTPUTS}, sample)
+        computed = fingerprints(sample_frames(recomputed, sample))
         written = {n: written_whole[n] for n in OUTPUTS}
     else:  # both sides in one Spark job
-        both = sample_fingerprints({**{f"w:{n}": staged[n] for n in OUTPUTS}, **{f"r:{n}": recomputed[n] for n in OUTPUTS}}, sample)
-        written = {n: both[f"w:{n}"] for n in OUTPUTS}
-        computed = {n: both[f"r:{n}"] for n in OUTPUTS}
+        frames = {f"written:{n}": f for n, f in sample_frames(staged, sample).items()}
+        frames.update({f"recomputed:{n}": f for n, f in sample_frames(recomputed, sample).items()})
+        both = fingerprints(frames)
+        written = {n: both[f"written:{n}"] for n in OUTPUTS}
+        computed = {n: both[f"recomputed:{n}"] for n in OUTPUTS}
     problems = compare(written, computed)
     return CheckReport(
         DETERMINISM, not problems, problems,
@@ -170,12 +163,3 @@ def _changed_jobs(before: DataFrame, after: DataFrame) -> list[str]:
         .select(F.concat_ws(":", "job_namespace", "job_name")).orderBy(1).limit(1000).collect()
     )
     return [r[0] for r in rows]
-
-
-def _from(column: str, first: dt.date):
-    since = first.isoformat()
-    return lambda p: p[column] >= since
-
-
-def _day(name: str) -> str:
-    return t.get(name).partition_by[0]

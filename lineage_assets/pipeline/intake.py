@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from pyspark.sql import SparkSession
@@ -137,7 +137,6 @@ class EventsReport:
     staged_ids: dict[str, int]
     check: CheckReport
     commit_seq: int | None = None
-    extra: dict = field(default_factory=dict)
 
     def rows(self, day: str | None = None) -> int:
         return self.fingerprints.get(day or WHOLE, Fingerprint("", 0)).rows
@@ -146,8 +145,7 @@ class EventsReport:
 def build_events(spark: SparkSession, root: str, first: dt.date, last: dt.date) -> EventsReport:
     """`events` for the days [first, last]: every staged event of those days once, in one Spark
     write whatever the number of days (days without events get no partition)."""
-    a, b = first.isoformat(), last.isoformat()
-    in_range = lambda p: a <= p["event_date"] <= b  # noqa: E731
+    in_range = commits.within("event_date", first, last)
     with commits.writer(root):
         base = commits.latest(root)
         landed = commits.read_table(spark, root, "landed_events", where=in_range, commit=base)
@@ -169,5 +167,5 @@ def build_events(spark: SparkSession, root: str, first: dt.date, last: dt.date) 
             ]
             report = EventsReport(first, last, prints, {r["day"]: int(r["staged"]) for r in counts}, CheckReport(UNIQUE_EVENTS, not problems, problems))
             if not problems:
-                report.commit_seq = txn.commit({"first": a, "last": b, "rows": prints[WHOLE].rows}).seq
+                report.commit_seq = txn.commit({"first": str(first), "last": str(last), "rows": prints[WHOLE].rows}).seq
     return report

@@ -9,7 +9,6 @@ never reach SQL as text: every value is a bound parameter.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import threading
 import time
 

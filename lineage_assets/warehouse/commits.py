@@ -73,6 +73,18 @@ class WarehouseBusy(RuntimeError):
     """Another process is writing this warehouse."""
 
 
+def on_or_after(column: str, day) -> PartitionFilter:
+    """Partitions whose `column` (an ISO date) is `day` or later."""
+    text = str(day)
+    return lambda p: p[column] >= text
+
+
+def within(column: str, first, last) -> PartitionFilter:
+    """Partitions whose `column` (an ISO date) lies in [first, last]."""
+    a, b = str(first), str(last)
+    return lambda p: a <= p[column] <= b
+
+
 def parse_partition(path: str) -> dict[str, str]:
     """"a=1/b=x" -> {"a": "1", "b": "x"} ("" -> {})."""
     out = {}

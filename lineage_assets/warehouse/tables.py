@@ -51,6 +51,11 @@ class Table:
     def column_names(self) -> list[str]:
         return self.schema.fieldNames()
 
+    @property
+    def day_column(self) -> str | None:
+        """The (first) partition column: the day a row belongs to; None for snapshots."""
+        return self.partition_by[0] if self.partition_by else None
+
 
 def _table(name, kind, spec, partition_by=(), keys=(), description="", folder="", partition_types=None, **named) -> Table:
     columns = spec if isinstance(spec, T.StructType) else schema(spec, **named)
@@ -198,6 +203,7 @@ BY_NAME = {t.name: t for t in ALL}
 HISTORY = tuple(t for t in ALL if t.kind == "history")
 STATE = tuple(t for t in ALL if t.kind == "state")
 SNAPSHOTS = tuple(t for t in ALL if t.kind == "snapshot")
+FOLD_OUTPUTS = tuple(t.name for t in (*HISTORY, *STATE))  # what a fold of a range writes (and its checks hash)
 USER_TABLES = tuple(t for t in ALL if t.kind != "state")
 
 

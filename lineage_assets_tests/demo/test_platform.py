@@ -100,8 +100,8 @@ def test_job_count_defaults_and_override():
 def test_same_arguments_same_bytes_other_seed_other_bytes(tmp_path):
     a = generate(tmp_path / "a.ndjson", 1500, 3, seed=5)
     b = generate(tmp_path / "b.ndjson", 1500, 3, seed=5)
-    c = generate(tmp_path / "c.ndjson", 1500, 3, seed=6)
-    d = generate(tmp_path / "d.ndjson", 1500, 3, seed=5, start=dt.date(2024, 6, 1))
+    generate(tmp_path / "c.ndjson", 1500, 3, seed=6)
+    generate(tmp_path / "d.ndjson", 1500, 3, seed=5, start=dt.date(2024, 6, 1))
     assert (tmp_path / "a.ndjson").read_bytes() == (tmp_path / "b.ndjson").read_bytes()
     assert a == b
     assert (tmp_path / "a.ndjson").read_bytes() != (tmp_path / "c.ndjson").read_bytes()

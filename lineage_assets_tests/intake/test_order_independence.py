@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from lineage_assets.demo import generator
 from lineage_assets.intake.drop_folder import drop_id
 from lineage_assets.intake.spark_intake import consolidate, read_drop, stage_drop
-from lineage_assets.warehouse import schemas, tables
+from lineage_assets.warehouse import tables
 
 PROVENANCE = ("source_file", "source_line")
 FIRST_DAY = dt.date(2024, 5, 1)

@@ -9,7 +9,7 @@ import json
 from lineage_assets.ids import event_id
 from lineage_assets.intake.spark_intake import consolidate, read_drop, stage_drop
 from lineage_assets.warehouse.content_hash import fingerprint
-from lineage_assets.warehouse import schemas, tables
+from lineage_assets.warehouse import tables
 
 RUN_ID = "3f0b4e4e-8f9b-4a55-8f0a-0d6f0f2a0c11"
 
