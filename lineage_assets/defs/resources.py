@@ -28,6 +28,9 @@ SPARK_DEFAULTS: dict[str, str] = {
     # events rows are wide (the whole event's JSON, ~8 KB): 4096-row Parquet batches of them ran
     # a 2g driver out of heap while two tasks sorted them; 1024-row batches do not
     "spark.sql.parquet.columnarReaderBatchSize": "1024",
+    # the fold's per-group rules get whole groups per Arrow row (lineage.per_group): 1,000 groups
+    # of wide rows per batch, not 10,000
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "1000",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
 }

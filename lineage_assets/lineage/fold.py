@@ -20,7 +20,6 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
-import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -28,6 +27,7 @@ from pyspark.sql import types as T
 from lineage_assets.ids import content_uuid
 from lineage_assets.lineage import column_lineage as cl
 from lineage_assets.lineage.coalesce import code_version, coalesce_segments
+from lineage_assets.lineage.per_group import map_groups
 from lineage_assets.lineage.versioning import FoldItem, JobState, fold_job_by_day, version_content
 from lineage_assets.warehouse import schemas
 from lineage_assets.warehouse import tables as t
@@ -99,10 +99,8 @@ class RangeTables:
 
 
 def _segments_fn(first_day: dt.date):
-    arrow = schemas.arrow_schema(SEGMENT_ROWS)
-
-    def run(table: pa.Table) -> pa.Table:
-        return pa.Table.from_pylist(coalesce_segments(table.to_pylist(), first_day), schema=arrow)
+    def run(rows: list[dict]) -> list[dict]:
+        return coalesce_segments(rows, first_day)
 
     return run
 
@@ -115,8 +113,8 @@ def _named(pairs) -> list[dict]:
     return [{"namespace": ns, "name": name} for ns, name in pairs]
 
 
-def _fold_groups(table: pa.Table) -> pa.Table:
-    rows = table.to_pylist()
+def _fold_groups(rows: list[dict]) -> list[dict]:
+    """The job-versioning fold of one job's rows: the state carried in (`is_state`) and items."""
     first = rows[0]
     job = (first["job_namespace"], first["job_name"])
     state = JobState(*job)
@@ -150,7 +148,7 @@ def _fold_groups(table: pa.Table) -> pa.Table:
             "s_latest_state": data["latest_state"], "s_latest_ended_at": data["latest_ended_at"],
             "s_valid_from": day, "s_valid_to": valid_to,
         })
-    return pa.Table.from_pylist(out, schema=schemas.arrow_schema(FOLD_ROWS))
+    return out
 
 
 @F.udf(returnType=T.StringType(), useArrow=True)
@@ -231,8 +229,8 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
     run_events = events.filter("event_kind = 'RUN'").select(*event_cols, F.col("event_date").alias("valid_from")).unionByName(carried)
 
     segments = (
-        run_events.select(*SEGMENT_INPUT)  # what coalescing reads: not the raw event text
-        .groupBy("run_id").applyInArrow(_segments_fn(first), SEGMENT_ROWS).localCheckpoint()
+        map_groups(run_events.select(*SEGMENT_INPUT), ["run_id"], _segments_fn(first), SEGMENT_ROWS)  # not the raw event text
+        .localCheckpoint()
     )
     terminal = segments.filter("kind = 'run'").drop("kind", "event_id", "valid_to")
     mismatched = segments.filter("kind = 'mismatch'").select("event_id")
@@ -264,7 +262,7 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
         *[F.lit(None).cast(f.dataType).alias(f"s_{f.name}") for f in JOB_STATE_COLUMNS],
     )
     folded = (
-        state_input.unionByName(item_input).groupBy(*job_key).applyInArrow(_fold_groups, FOLD_ROWS).localCheckpoint()
+        map_groups(state_input.unionByName(item_input), job_key, _fold_groups, FOLD_ROWS).localCheckpoint()
     )
     job_versions = folded.filter("kind = 'version'").select(*t.JOB_VERSIONS.columns.fieldNames()).withColumn(
         "created_date", F.to_date("created_at")
