@@ -36,9 +36,9 @@ sys.path.insert(0, ROOT)
 from lineage_assets.defs.resources import spark_resource  # noqa: E402
 from lineage_assets.demo import platform  # noqa: E402
 from lineage_assets.pipeline.fold import run_fold  # noqa: E402
-from lineage_assets.pipeline.intake import build_events, intake_drop  # noqa: E402
+from lineage_assets.pipeline.events import build_events  # noqa: E402
+from lineage_assets.pipeline.landing import land_batch  # noqa: E402
 from lineage_assets.pipeline.snapshot import publish_current_graph  # noqa: E402
-from lineage_assets.intake.drop_folder import drop_key, file_sha256  # noqa: E402
 from lineage_assets.settings import DEFAULT_CHECK_SAMPLE  # noqa: E402
 
 START = dt.date(2025, 1, 1)
@@ -100,14 +100,14 @@ def bare(spark, path: str, work: str) -> float:
 
 
 def pipeline(spark, drop_dir: str, files: list[str], warehouse: str, first: dt.date, last: dt.date, sample: float) -> dict[str, float]:
-    """Intake each file, then `events`, the fold and the snapshot of [first, last], timed."""
+    """One landing batch of what is new in the drop folder (`files`), then `events`, the fold and
+    the snapshot of [first, last], timed."""
     steps: dict[str, float] = {}
     began = time.monotonic()
     quiet = lambda _m: None  # noqa: E731
-    for name in files:
-        key = drop_key(name, file_sha256(os.path.join(drop_dir, name)))
-        report = intake_drop(spark, warehouse, drop_dir, key, START - dt.timedelta(days=1), quiet)
-        assert report.check.passed and report.rejected == 0, (report.check.problems, report.rejected_by_reason)
+    report = land_batch(spark, warehouse, drop_dir, START - dt.timedelta(days=1), quiet)
+    assert report.check.passed and report.rejected == 0, (report.check.problems, report.rejected_by_reason)
+    assert sorted(f.read.path for f in report.files) == sorted(files), [f.read.path for f in report.files]
     steps["intake"] = time.monotonic() - began
     began = time.monotonic()
     events = build_events(spark, warehouse, first, last)

@@ -33,8 +33,14 @@ def _ingest(settings: LineageSettings) -> int:
     if not Path(settings.drop_dir).is_dir():
         print(f"error: drop folder {settings.drop_dir} does not exist", file=sys.stderr)
         return 2
-    with _instance() as instance:
-        report = ingest(settings, instance, log=lambda m: print(m, flush=True))
+    from lineage_assets.warehouse.commits import WarehouseBusy
+
+    try:
+        with _instance() as instance:
+            report = ingest(settings, instance, log=lambda m: print(m, flush=True))
+    except WarehouseBusy as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"\n{len(report.runs)} run(s), {len(report.failed)} failed")
     print(format_summary(settings.warehouse))
     return 1 if report.failed else 0

@@ -6,7 +6,7 @@ from dagster import AssetSelection, Definitions, define_asset_job, in_process_ex
 
 from lineage_assets.defs.intake import build_intake_assets
 from lineage_assets.defs.lineage import build_lineage_assets
-from lineage_assets.defs.partitions import daily_partitions, drop_partitions
+from lineage_assets.defs.partitions import daily_partitions
 from lineage_assets.defs.resources import LineagePaths, LineageQueryResource, spark_resource
 from lineage_assets.defs.sensors import DAILY_JOB, INTAKE_JOB, SNAPSHOT_JOB, build_sensor
 from lineage_assets.settings import LineageSettings
@@ -14,11 +14,10 @@ from lineage_assets.settings import LineageSettings
 
 def build_definitions(settings: LineageSettings | None = None, spark_overrides: dict | None = None) -> Definitions:
     settings = settings or LineageSettings.from_env()
-    drops = drop_partitions()
     daily = daily_partitions(settings.start_date)
-    intake_drop, events = build_intake_assets(drops, daily)
+    landing_batch, events = build_intake_assets(daily)
     lineage_fold, current_graph, column_fields_check = build_lineage_assets(daily)
-    intake_job = define_asset_job(INTAKE_JOB, selection=AssetSelection.assets(intake_drop), partitions_def=drops)
+    intake_job = define_asset_job(INTAKE_JOB, selection=AssetSelection.assets(landing_batch))
     daily_job = define_asset_job(
         DAILY_JOB, selection=AssetSelection.assets(events, lineage_fold), partitions_def=daily
     )
@@ -27,7 +26,7 @@ def build_definitions(settings: LineageSettings | None = None, spark_overrides: 
     )
     jobs = [intake_job, daily_job, snapshot_job]
     return Definitions(
-        assets=[intake_drop, events, lineage_fold, current_graph],
+        assets=[landing_batch, events, lineage_fold, current_graph],
         asset_checks=[column_fields_check],
         jobs=jobs,
         sensors=[build_sensor(jobs)],

@@ -1,23 +1,23 @@
 """Process a drop folder through the project's Dagster definitions, in this process.
 
-This is what `lineage-assets ingest` and `make demo` run: the same sensor the daemon ticks, the
-same jobs, on the given Dagster instance (so the runs show in `make dev`'s UI). Ticks repeat
-until the sensor has nothing more to request.
+This is what `lineage-assets ingest` and `make demo` run: the sensor's own choice of the next
+work (`defs.sensors.next_work`), the same jobs, on the given Dagster instance (so the runs show
+in `make dev`'s UI), until nothing is pending.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from typing import Callable
 
-from dagster import AssetKey, DagsterInstance, build_sensor_context
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG, SENSOR_NAME_TAG
+from dagster import AssetKey, DagsterInstance
+from dagster._core.storage.tags import SENSOR_NAME_TAG
 
 from lineage_assets.definitions import build_definitions
 from lineage_assets.defs.resources import LineagePaths
-from lineage_assets.defs.sensors import DAILY_JOB
+from lineage_assets.defs.sensors import DAILY_JOB, STAGES, next_work
+from lineage_assets.warehouse import commits
 from lineage_assets.settings import LineageSettings
 
 SENSOR = "event_drop_sensor"
@@ -32,61 +32,45 @@ class IngestReport:
         return [r for r in self.runs if not r[2]]
 
 
-def _cursor_key(settings: LineageSettings) -> str:
-    return f"lineage_assets/ingest_cursor/{os.path.abspath(settings.drop_dir)}|{settings.warehouse}"
-
-
 def ingest(
     settings: LineageSettings,
     instance: DagsterInstance,
     log: Callable[[str], None] = print,
-    max_ticks: int = 100,
+    max_runs: int = 100,
     spark_overrides: dict | None = None,
     log_level: str = "INFO",
     daily_assets: list[str] | None = None,
 ) -> IngestReport:
-    """Tick the sensor and run what it requests until it requests nothing more.
+    """Run what the sensor would request, one run after another, until nothing is pending.
 
+    The whole ingest is one writer of the warehouse: it holds the writer lock from start to end,
+    so a second `ingest` or a daemon run fails at once with a clear error instead of interleaving.
+    A failed run ends the ingest (its work stays pending: the next ingest or tick retries it).
     `daily_assets` limits the daily runs to those assets (e.g. ["events"] to land drops without
     folding them); by default a daily run materializes all of its assets."""
     defs = build_definitions(settings, spark_overrides)
     selection = [AssetKey(name) for name in daily_assets] if daily_assets else None
-    sensor_def = defs.resolve_sensor_def(SENSOR)
-    key = _cursor_key(settings)
-    cursor = instance.run_storage.get_cursor_values({key}).get(key)
+    paths = LineagePaths.from_settings(settings)
     report = IngestReport()
-    for _tick in range(max_ticks):
-        with build_sensor_context(
-            instance=instance, cursor=cursor, resources={"paths": LineagePaths.from_settings(settings)}
-        ) as context:
-            result = sensor_def(context)
-        for request in result.dynamic_partitions_requests or []:
-            instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
-        for run_request in result.run_requests or []:
-            # the runs are the sensor's: tag them as the daemon would, so the UI groups them with its ticks
-            tags = {**dict(run_request.tags), SENSOR_NAME_TAG: SENSOR}
-            if run_request.partition_key:
-                label = run_request.partition_key
-            elif ASSET_PARTITION_RANGE_START_TAG in tags:
-                label = f"{tags[ASSET_PARTITION_RANGE_START_TAG]}..{tags[ASSET_PARTITION_RANGE_END_TAG]}"
-            else:
-                label = "snapshot"
-            log(f"run {run_request.job_name} [{label}]")
+    # a selection without the fold (e.g. ["events"]) lands drops and builds events, nothing after
+    stages = STAGES if not daily_assets or "lineage_fold" in daily_assets else ("landing", "events")
+    with commits.writer(settings.warehouse, wait_seconds=0):
+        for _ in range(max_runs):
+            work, why = next_work(paths, stages=stages)
+            if work is None:
+                break
+            tags = {**work.tags(), SENSOR_NAME_TAG: SENSOR}  # the sensor's runs, as the daemon would tag them
+            label = f"{work.first}..{work.last}" if work.first else work.key.split(":")[0]
+            log(f"run {work.job} [{label}]: {why}")
             began = time.monotonic()
-            outcome = defs.resolve_job_def(run_request.job_name).execute_in_process(
-                instance=instance,
-                partition_key=run_request.partition_key,
-                tags=tags,
-                raise_on_error=False,
+            outcome = defs.resolve_job_def(work.job).execute_in_process(
+                instance=instance, tags=tags, raise_on_error=False,
                 run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
-                asset_selection=selection if run_request.job_name == DAILY_JOB else None,
+                asset_selection=selection if work.job == DAILY_JOB else None,
             )
-            report.runs.append((run_request.job_name, label, outcome.success))
+            report.runs.append((work.job, label, outcome.success))
             log(f"  {'ok' if outcome.success else 'FAILED'} in {time.monotonic() - began:.1f}s")
             if not outcome.success:
-                log(f"  FAILED: run {outcome.run_id} (see the Dagster UI for its logs)")
-        cursor = result.cursor
-        instance.run_storage.set_cursor_values({key: cursor})
-        if not result.run_requests:
-            break
+                log(f"  FAILED: run {outcome.run_id} (see the Dagster UI for its logs); its work stays pending")
+                break
     return report

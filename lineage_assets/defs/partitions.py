@@ -1,14 +1,9 @@
-"""Partitions: one dynamic partition per landed drop; daily UTC partitions for derived tables."""
+"""Partitions: daily UTC partitions for the derived tables (landing batches are not partitioned:
+each materialization of `landing_batch` is one batch)."""
 
 from __future__ import annotations
 
-from dagster import DailyPartitionsDefinition, DynamicPartitionsDefinition
-
-DROPS = "drops"
-
-
-def drop_partitions() -> DynamicPartitionsDefinition:
-    return DynamicPartitionsDefinition(name=DROPS)
+from dagster import DailyPartitionsDefinition
 
 
 def daily_partitions(start_date: str) -> DailyPartitionsDefinition:

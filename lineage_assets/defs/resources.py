@@ -13,6 +13,7 @@ from dagster_pyspark import LazyPySparkResource
 
 from lineage_assets.query.lineage_query import LineageQuery
 from lineage_assets.settings import LineageSettings, parse_start_date
+from lineage_assets.warehouse import leases
 
 SPARK_DEFAULTS: dict[str, str] = {
     "spark.master": "local[*]",
@@ -106,6 +107,15 @@ class LineagePaths(ConfigurableResource):
     @property
     def start(self):
         return parse_start_date(self.start_date)
+
+    # A run holds a lease while it works: the sensor fails a run whose process died (leases.py).
+    def setup_for_execution(self, context) -> None:
+        if getattr(context, "run_id", None):
+            leases.take(self.warehouse, context.run_id)
+
+    def teardown_after_execution(self, context) -> None:
+        if getattr(context, "run_id", None):
+            leases.release(self.warehouse, context.run_id)
 
 
 class LineageQueryResource(ConfigurableResource):

@@ -1,169 +1,160 @@
-"""`event_drop_sensor`: new drops -> intake runs; ingested drops -> runs of the days they touch.
+"""`event_drop_sensor`: what the warehouse says remains to be done -> one run at a time.
 
-The cursor remembers, per drop file, (size, mtime, sha256), the storage id of the last intake
-materialization it has turned into day runs, and the days that are held because they lie in
-the future. The set of registered drop partitions is the durable registry: a drop whose key
-(path + content hash) is registered is never requested again, even with a fresh cursor.
+The sensor keeps no progress of its own (its cursor is empty). What is done is what has been
+committed: the drop ledger says what was read of each file, and the latest commit's properties
+(`pipeline.progress`) say which days still need `events`, from which day the fold must run and
+whether the snapshot is stale. Each tick:
+
+1. A run of this project whose process died (its warehouse lease is free) is marked failed: the
+   default run launcher cannot see a killed run worker, so it would stay STARTED forever.
+2. While a run of this project is queued or running, nothing else is requested (one writer).
+3. Otherwise the first pending work, in pipeline order: a landing batch when the drop folder
+   holds something the ledger lacks; else one run of `events` + the fold over the pending days;
+   else the fold from `fold_from`; else the snapshot.
+4. Work that failed is requested again after a backoff (30 s, doubling, at most an hour); its
+   runs show in the UI as failed until one succeeds.
 """
 
+from __future__ import annotations
 
 import datetime as dt
-import json
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
 
 from dagster import (
-    AssetKey,
-    AssetRecordsFilter,
     DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
+    RunsFilter,
     SensorEvaluationContext,
     SensorResult,
+    SkipReason,
     sensor,
 )
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
-from lineage_assets.defs.partitions import DROPS, drop_partitions
 from lineage_assets.defs.resources import LineagePaths
-from lineage_assets.intake.drop_folder import scan_drop_folder
+from lineage_assets.intake.ledger import changed_files
+from lineage_assets.pipeline.landing import read_ledger
+from lineage_assets.pipeline.progress import Pending
+from lineage_assets.warehouse import commits, leases
 
 INTAKE_JOB = "intake_job"
 DAILY_JOB = "daily_job"
 SNAPSHOT_JOB = "snapshot_job"
-LANDED = AssetKey("landed_events")
-EVENTS = AssetKey("events")
-RUN_LINEAGE = AssetKey("run_lineage")
-CURRENT_LINEAGE = AssetKey("current_lineage")
-_FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+JOBS = (INTAKE_JOB, DAILY_JOB, SNAPSHOT_JOB)
+WORK_TAG = "lineage/work"
+IN_FLIGHT = [
+    DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED,
+    DagsterRunStatus.CANCELING,
+]
+DEAD_AFTER_SECONDS = 120  # a STARTED run without a lease for this long is dead (or never got going)
+BACKOFF_FIRST, BACKOFF_MAX = 30.0, 3600.0
 
 
-@dataclass
-class DropSensorCursor:
-    files: dict[str, tuple[int, int, str]] = field(default_factory=dict)
-    after_storage_id: int = 0
-    held_days: list[str] = field(default_factory=list)
+@dataclass(frozen=True)
+class Work:
+    """One piece of pending work: which job, over which days, and its identity (the commit it
+    starts from), so that a retry of the same work is counted as such."""
 
-    @classmethod
-    def parse(cls, text: str | None) -> "DropSensorCursor":
-        if not text:
-            return cls()
-        data = json.loads(text)
-        return cls(
-            files={k: tuple(v) for k, v in data.get("files", {}).items()},
-            after_storage_id=int(data.get("after_storage_id", 0)),
-            held_days=list(data.get("held_days", [])),
-        )
+    job: str
+    key: str
+    first: str | None = None
+    last: str | None = None
 
-    def dump(self) -> str:
-        return json.dumps(
-            {"files": self.files, "after_storage_id": self.after_storage_id, "held_days": sorted(self.held_days)},
-            sort_keys=True,
-        )
+    def tags(self) -> dict[str, str]:
+        tags = {WORK_TAG: self.key}
+        if self.first:
+            tags.update({ASSET_PARTITION_RANGE_START_TAG: self.first, ASSET_PARTITION_RANGE_END_TAG: self.last})
+        return tags
 
 
-def contiguous_ranges(days: list[str]) -> list[tuple[str, str]]:
-    """Sorted ISO days -> [(first, last)] of runs of consecutive days."""
-    ranges: list[tuple[str, str]] = []
-    for day in sorted(set(days)):
-        if ranges and dt.date.fromisoformat(day) - dt.date.fromisoformat(ranges[-1][1]) == dt.timedelta(days=1):
-            ranges[-1] = (ranges[-1][0], day)
-        else:
-            ranges.append((day, day))
-    return ranges
+STAGES = ("landing", "events", "fold", "snapshot")
 
 
-def day_run_request(first: str, last: str, reason: str) -> RunRequest:
-    """One run over a range of days (the daily assets use the single-run backfill policy)."""
-    return RunRequest(
-        run_key=f"days:{first}:{last}:{reason}",
-        job_name=DAILY_JOB,
-        tags={ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last},
-    )
+def next_work(paths: LineagePaths, log=None, today: dt.date | None = None, stages=STAGES) -> tuple[Work | None, str]:
+    """The first pending work in pipeline order among `stages`, and why (for the tick's log)."""
+    base = commits.latest(paths.warehouse)
+    changes = changed_files(paths.drop_dir, read_ledger(base), log) if "landing" in stages else []
+    if changes and "landing" in stages:
+        return Work(INTAKE_JOB, f"landing:{base.seq}"), f"{len(changes)} new or grown file(s), e.g. {changes[0].path}"
+    today_text = str(today or dt.datetime.now(dt.timezone.utc).date())
+    pending = Pending.of(base)
+    ready = [d for d in pending.event_days if paths.start_date <= d <= today_text]
+    if ready and "events" in stages:
+        # the fold, if it is behind from an earlier day, runs from that day in the same run
+        first = min([ready[0], *([pending.fold_from] if pending.fold_from else [])])
+        last = max([ready[-1], *([pending.fold_through] if pending.fold_through and pending.fold_through <= today_text else [])])
+        held = len(pending.event_days) - len(ready)
+        why = f"events of {len(ready)} day(s) to build" + (f" ({held} outside [start date, today] held)" if held else "")
+        return Work(DAILY_JOB, f"days:{first}:{last}:{base.seq}", first, last), why
+    behind = pending.fold_range()
+    if behind is not None and "fold" in stages:
+        first, last = behind[0], min(behind[1], today_text)
+        return Work(DAILY_JOB, f"days:{first}:{last}:{base.seq}", first, last), "the fold is behind the events"
+    if pending.snapshot_stale and "snapshot" in stages:
+        return Work(SNAPSHOT_JOB, f"snapshot:{base.seq}"), "the current graph is older than the fold"
+    return None, "nothing to do"
 
 
-def evaluate_drop_sensor(context: SensorEvaluationContext, paths: LineagePaths) -> SensorResult:
-    cursor = DropSensorCursor.parse(context.cursor)
-    instance = context.instance
-
-    # 1. New or changed drop files -> drop partitions + intake runs.
-    changed, cursor.files = scan_drop_folder(paths.drop_dir, cursor.files, context.log)
-    registered = set(instance.get_dynamic_partitions(DROPS))
-    new_keys = []
-    for drop in changed:
-        if drop.key not in registered and drop.key not in new_keys:
-            new_keys.append(drop.key)
-    run_requests = [RunRequest(run_key=f"intake:{key}", job_name=INTAKE_JOB, partition_key=key) for key in new_keys]
-
-    # 2. Intake materializations of finished, successful runs -> the days their events fall in.
-    days = set(cursor.held_days)
-    touched: dict[str, int] = {}  # day -> storage id of the newest intake that staged events on it
-    result = instance.fetch_materializations(
-        AssetRecordsFilter(asset_key=LANDED, after_storage_id=cursor.after_storage_id or None),
-        limit=1000,
-        ascending=True,
-    )
-    last_id = cursor.after_storage_id
-    for record in result.records:
-        run = instance.get_run_by_id(record.run_id)
-        if run is not None and run.status not in _FINISHED:
-            break  # its blocking checks have not run yet: wait for the run to end
-        last_id = record.storage_id
-        if run is None or run.status != DagsterRunStatus.SUCCESS:
-            context.log.warning(f"intake run {record.run_id} did not succeed; its days are not requested")
+def fail_dead_runs(instance, warehouse: str, now: float | None = None, confirm_after: float = 2.0) -> list[str]:
+    """Mark failed every STARTED run whose process is gone; returns their ids. A run found
+    without a live lease is looked at again `confirm_after` seconds later, so that a run that was
+    just finishing (its lease released, its success not yet recorded) is not failed."""
+    now = now or time.time()
+    suspects = []
+    for record in instance.get_run_records(RunsFilter(statuses=[DagsterRunStatus.STARTED])):
+        state = leases.lease_state(warehouse, record.dagster_run.run_id)
+        started = record.start_time or record.create_timestamp.timestamp()
+        if state == leases.FREE or (state == leases.MISSING and now - started > DEAD_AFTER_SECONDS):
+            suspects.append(record.dagster_run.run_id)
+    if suspects and confirm_after:
+        time.sleep(confirm_after)
+    dead = []
+    for run_id in suspects:
+        run = instance.get_run_by_id(run_id)
+        state = leases.lease_state(warehouse, run_id)
+        if run is None or run.status != DagsterRunStatus.STARTED or state == leases.HELD:
             continue
-        materialization = record.asset_materialization
-        entry = materialization.metadata.get("event_dates") if materialization else None
-        for day in entry.value if entry is not None else []:
-            touched[day] = max(touched.get(day, 0), record.storage_id)
-    cursor.after_storage_id = last_id
-    # A day whose `events` partition was materialized after the intake that touched it is done
-    # (e.g. by `lineage-assets ingest`, which keeps its own cursor on the same instance).
-    for day, storage_id in touched.items():
-        latest = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=EVENTS, asset_partitions=[day], after_storage_id=storage_id), limit=1
-        )
-        if not latest.records:
-            days.add(day)
-
-    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
-    ready = sorted(d for d in days if paths.start_date <= d <= today)
-    cursor.held_days = sorted(d for d in days if d > today)
-    if ready:
-        # The fold carries state from day to day: a day that changes is recomputed together with
-        # every later day already processed, in order, in one run.
-        processed = instance.get_materialized_partitions(RUN_LINEAGE)
-        last = max([ready[-1], *[d for d in processed if d <= today]])
-        run_requests.append(day_run_request(ready[0], last, f"after{last_id}"))
-
-    # 3. A successful fold newer than the published current graph -> a new snapshot.
-    snapshot = _snapshot_request(instance)
-    if snapshot is not None and not ready:
-        run_requests.append(snapshot)
-    if cursor.held_days:
-        context.log.info(f"holding future days until they exist: {cursor.held_days}")
-    return SensorResult(
-        run_requests=run_requests,
-        dynamic_partitions_requests=[_add_drops(new_keys)] if new_keys else [],
-        cursor=cursor.dump(),
-    )
+        instance.report_run_failed(run, f"run process is gone (lease {state}); its work is requested again")
+        leases.forget(warehouse, run_id)
+        dead.append(run_id)
+    return dead
 
 
-def _snapshot_request(instance) -> RunRequest | None:
-    latest_fold = instance.fetch_materializations(RUN_LINEAGE, limit=1)
-    if not latest_fold.records:
-        return None
-    record = latest_fold.records[0]
-    run = instance.get_run_by_id(record.run_id)
-    if run is None or run.status != DagsterRunStatus.SUCCESS:
-        return None
-    published = instance.fetch_materializations(CURRENT_LINEAGE, limit=1)
-    if published.records and published.records[0].storage_id > record.storage_id:
-        return None
-    return RunRequest(run_key=f"snapshot:{record.storage_id}", job_name=SNAPSHOT_JOB)
+def in_flight(instance) -> list[str]:
+    """Runs of this instance not yet finished, whatever their job (a UI materialization too)."""
+    return [r.run_id for r in instance.get_runs(RunsFilter(statuses=IN_FLIGHT))]
 
 
-def _add_drops(keys: list[str]):
-    return drop_partitions().build_add_request(keys)
+def attempt_and_wait(instance, work: Work, now: float | None = None) -> tuple[int, float]:
+    """(the attempt a new run of `work` would be, seconds still to wait before it may start)."""
+    now = now or time.time()
+    records = instance.get_run_records(RunsFilter(tags={WORK_TAG: work.key}), limit=50)
+    failures = [r for r in records if r.dagster_run.status in (DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED)]
+    if not failures:
+        return len(records) + 1, 0.0
+    latest = max(r.end_time or r.create_timestamp.timestamp() for r in failures)
+    backoff = min(BACKOFF_FIRST * 2 ** (len(failures) - 1), BACKOFF_MAX)
+    return len(records) + 1, max(0.0, latest + backoff - now)
+
+
+def evaluate_drop_sensor(context: SensorEvaluationContext, paths: LineagePaths) -> SensorResult | SkipReason:
+    instance = context.instance
+    dead = fail_dead_runs(instance, paths.warehouse)
+    if dead:
+        context.log.warning(f"marked failed, their processes are gone: {dead}")
+    busy = in_flight(instance)
+    if busy:
+        return SkipReason(f"waiting for run(s) in flight: {busy[:3]}")
+    work, why = next_work(paths, context.log)
+    if work is None:
+        return SkipReason(why)
+    attempt, wait = attempt_and_wait(instance, work)
+    if wait > 0:
+        return SkipReason(f"{work.key} failed before (attempt {attempt - 1}); retrying in {wait:.0f}s")
+    context.log.info(f"requesting {work.job} for {work.key} (attempt {attempt}): {why}")
+    return SensorResult(run_requests=[RunRequest(run_key=f"{work.key}#{attempt}", job_name=work.job, tags=work.tags())])
 
 
 def build_sensor(jobs):
@@ -172,8 +163,9 @@ def build_sensor(jobs):
         jobs=jobs,
         minimum_interval_seconds=30,
         default_status=DefaultSensorStatus.RUNNING,
-        description="Watches LINEAGE_DROP_DIR: new drops become intake runs; ingested drops become "
-        "runs of the daily partitions their events fall in.",
+        description="Watches LINEAGE_DROP_DIR and the warehouse's pending work: new or grown files become a "
+        "landing batch; days they touched become one events + fold run; then the snapshot. One run at a time; "
+        "failed work is retried with backoff; runs whose process died are marked failed.",
     )
     def event_drop_sensor(context: SensorEvaluationContext, paths: LineagePaths):
         return evaluate_drop_sensor(context, paths)

@@ -13,12 +13,13 @@ from pyspark.sql import functions as F
 from lineage_assets.intake import reasons
 from lineage_assets.lineage.fold import StateAsOf, fold_range
 from lineage_assets.lineage.state import state_as_of
+from lineage_assets.pipeline import progress
+from lineage_assets.pipeline.progress import FOLD_THROUGH
 from lineage_assets.pipeline.checks import CheckReport, compare, key_problems, sample_frames, sample_inputs
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprints
 
-FOLD_THROUGH = "fold_through"  # commit property: the last day the fold has processed
 DETERMINISM = "fold_recomputes_identically"
 KEYS = "keys_unique_and_versions_exist"
 OUTPUTS = t.FOLD_OUTPUTS
@@ -65,8 +66,8 @@ def _mismatch_rejects(events: DataFrame) -> DataFrame:
         F.lit(reasons.JOB_MISMATCH).alias("reason_code"),
         F.concat(F.lit("run "), F.col("run_id"), F.lit(" already belongs to another job; this event names "),
                  F.col("job_namespace"), F.lit(":"), F.col("job_name")).alias("reason"),
-        "event_time", F.lit(None).cast("string").alias("drop_key"),
-        F.col("event_date").alias("read_date"), F.lit(reasons.JOB_MISMATCH).alias("drop_id"),
+        "event_time", F.lit(None).cast("string").alias("file_id"),
+        F.col("event_date").alias("read_date"), F.lit(reasons.JOB_MISMATCH).alias("batch_id"),
     )
 
 
@@ -105,7 +106,7 @@ def run_fold(
                 txn.stage(df.repartition(table.day_column), table, replace=commits.on_or_after(table.day_column, first))
             since = commits.on_or_after("read_date", first)
             txn.stage(_mismatch_rejects(tables.job_mismatch), t.REJECTED_EVENTS,
-                      replace=lambda p: p["drop_id"] == reasons.JOB_MISMATCH and since(p))
+                      replace=lambda p: p["batch_id"] == reasons.JOB_MISMATCH and since(p))
             lap("compute_and_write")
             staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
             written = fingerprints({name: (df, t.get(name).day_column) for name, df in staged.items()})
@@ -120,7 +121,7 @@ def run_fold(
             if report.passed:
                 commit = txn.commit(
                     {"first": str(first), "last": str(last), "rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
-                    props={FOLD_THROUGH: str(last)},  # last >= the day folded through before (extended above)
+                    props=progress.after_fold(base, first, last),  # last >= the day folded through before (extended above)
                 )
                 report.commit_seq = commit.seq
             lap("commit")

@@ -10,7 +10,8 @@ from pyspark.sql import DataFrame, SparkSession
 from lineage_assets.lineage.current import current_column_tables, current_tables
 from lineage_assets.lineage.state import current_rows
 from lineage_assets.pipeline.checks import CheckReport, component_problems
-from lineage_assets.pipeline.fold import FOLD_THROUGH
+from lineage_assets.pipeline import progress
+from lineage_assets.pipeline.progress import FOLD_THROUGH
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.content_hash import WHOLE, fingerprints
@@ -70,7 +71,7 @@ def publish_current_graph(spark: SparkSession, root: str, log: Callable[[str], N
             as_of = base.props.get(FOLD_THROUGH)
             seq = None
             if check.passed:
-                seq = txn.commit({"as_of": as_of, "rows": rows}).seq
+                seq = txn.commit({"as_of": as_of, "rows": rows}, props=progress.after_snapshot()).seq
             else:
                 log(f"current graph not published: {problems[:3]}")
     return SnapshotReport(as_of, rows, components, check, seq)

@@ -32,6 +32,7 @@ import fcntl
 import json
 import os
 import shutil
+import sys
 import signal
 import threading
 import time
@@ -117,6 +118,18 @@ class Commit:
         parts = self.tables.get(table, {})
         return [os.path.join(base, p, f) if p else os.path.join(base, f) for p in self.partitions(table, where) for f in parts[p]]
 
+    def row_counts(self, table: str, column: str, where: PartitionFilter | None = None) -> dict[str, int]:
+        """Rows per value of a partition column, from the Parquet footers (no data is read)."""
+        import pyarrow.parquet as pq
+
+        base = os.path.join(self.root, registry.get(table).path)
+        counts: dict[str, int] = {}
+        for part in self.partitions(table, where):
+            value = parse_partition(part).get(column)
+            for name in self.tables[table][part]:
+                counts[value] = counts.get(value, 0) + pq.ParquetFile(os.path.join(base, part, name)).metadata.num_rows
+        return counts
+
     def file_count(self) -> int:
         return sum(len(files) for parts in self.tables.values() for files in parts.values())
 
@@ -165,6 +178,8 @@ _held_lock = threading.Lock()
 
 @contextlib.contextmanager
 def _flock(path: str, wait_seconds: float, message: str) -> Iterator[None]:
+    """An exclusive kernel lock on `path`; its holder (pid and command) is written into the file
+    so that a process that finds it taken can say who holds it."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "a+") as handle:
         deadline = time.monotonic() + wait_seconds
@@ -174,11 +189,20 @@ def _flock(path: str, wait_seconds: float, message: str) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise WarehouseBusy(message) from None
+                    handle.seek(0)
+                    holder = handle.read().strip()
+                    raise WarehouseBusy(f"{message} (held by {holder})" if holder else message) from None
                 time.sleep(0.05)
         try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}: {' '.join(sys.argv)[:300]}")
+            handle.flush()
             yield
         finally:
+            handle.seek(0)
+            handle.truncate()
+            handle.flush()
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 

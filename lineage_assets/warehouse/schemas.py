@@ -76,7 +76,7 @@ REJECTED_FIELDS = [
     T.StructField("reason_code", T.StringType()),
     T.StructField("reason", T.StringType()),
     T.StructField("event_time", T.TimestampType()),
-    T.StructField("drop_key", T.StringType()),
+    T.StructField("file_id", T.StringType()),
 ]
 # What the Python parser emits for every record of a drop: one row, accepted or rejected.
 PARSED = T.StructType(
@@ -84,7 +84,7 @@ PARSED = T.StructType(
         T.StructField("accepted", T.BooleanType()),
         *EVENT_FIELDS,
         T.StructField("event_date", T.StringType()),
-        *[f for f in REJECTED_FIELDS if f.name not in {"source_file", "source_line", "event_time", "drop_key"}],
+        *[f for f in REJECTED_FIELDS if f.name not in {"source_file", "source_line", "event_time", "file_id"}],
     ]
 )
 

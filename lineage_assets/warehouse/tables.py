@@ -5,7 +5,8 @@ DuckDB column types of the query helper and of `duckdb_views.sql`, the asset key
 `dagster/column_schema` metadata, the `summary` command's list, and the fold's state parts.
 
 Kinds:
-- `intake`: staged per drop (landed_events, rejected_events) and the daily `events`;
+- `intake`: staged per landing batch (landed_events, rejected_events, drop_files) and the daily `events`;
+- `ledger`: the drop ledger, one unpartitioned set of files replaced by each landing batch;
 - `history`: the fold's tables, partitioned by the day a row came to be (DESIGN.md section 3);
 - `state`: the fold's carried state as validity intervals `[valid_from, valid_to)` of days,
   partitioned by `valid_to` (9999-12-31 while still valid): the state as of day X is the rows
@@ -67,14 +68,30 @@ def _table(name, kind, spec, partition_by=(), keys=(), description="", folder=""
 
 EVENT_COLUMNS = T.StructType(EVENT_FIELDS)
 LANDED_EVENTS = _table(
-    "landed_events", "intake", T.StructType([*EVENT_FIELDS, T.StructField("drop_key", T.StringType())]),
-    ("event_date", "drop_id"), ("event_id",), "Accepted events of one drop, staged per (event_date, drop).",
+    "landed_events", "intake", T.StructType([*EVENT_FIELDS, T.StructField("file_id", T.StringType())]),
+    ("event_date", "batch_id"), ("event_id",), "Accepted events of each landing batch, staged per (event_date, batch).",
     partition_types=(T.DateType(), T.StringType()),
 )
 REJECTED_EVENTS = _table(
-    "rejected_events", "intake", T.StructType(REJECTED_FIELDS), ("read_date", "drop_id"), ("source_file", "source_line"),
+    "rejected_events", "intake", T.StructType(REJECTED_FIELDS), ("read_date", "batch_id"), ("source_file", "source_line"),
     "Every record that is not an acceptable event, with its whole text and a reason code.",
     partition_types=(T.DateType(), T.StringType()),
+)
+DROP_FILES = _table(
+    "drop_files", "intake",
+    "path string, file_id string, kind string, form string, bytes_from long, bytes_to long, "
+    "first_line long, range_sha256 string, pending_bytes long, read long, accepted long, rejected long, duplicates long, "
+    "rejected_by_reason string",
+    ("read_date", "batch_id"), ("batch_id", "path"),
+    "One row per file and landing batch: the bytes it consumed, their hash, and read = accepted + rejected + duplicates.",
+    partition_types=(T.DateType(), T.StringType()),
+)
+DROP_LEDGER = _table(
+    "drop_ledger", "ledger",
+    "path string, file_id string, device long, inode long, size long, mtime_ns long, offset long, lines long, "
+    "head_sha string, tail_sha string, form string, batch_id string",
+    keys=("path",), folder="_ledger/files",
+    description="What the intake has consumed of each file of the drop folder (intake.ledger), committed with the events.",
 )
 EVENTS = _table(
     "events", "intake", EVENT_COLUMNS, ("event_date",), ("event_id",),
@@ -194,7 +211,7 @@ CURRENT_DATASET_FIELDS = _table(
 )
 
 ALL: tuple[Table, ...] = (
-    LANDED_EVENTS, REJECTED_EVENTS, EVENTS,
+    LANDED_EVENTS, REJECTED_EVENTS, DROP_FILES, EVENTS, DROP_LEDGER,
     RUNS, JOB_VERSIONS, DATASET_VERSIONS, RUN_LINEAGE, COLUMN_LINEAGE, DATASET_FIELDS,
     STATE_OPEN_EVENTS, STATE_JOBS, STATE_DATASETS, STATE_STORAGE_VERSIONS, STATE_COLUMNS, STATE_FIELDS,
     CURRENT_JOBS, CURRENT_LINEAGE, CURRENT_COLUMN_LINEAGE, CURRENT_DATASET_FIELDS,
@@ -204,7 +221,7 @@ HISTORY = tuple(t for t in ALL if t.kind == "history")
 STATE = tuple(t for t in ALL if t.kind == "state")
 SNAPSHOTS = tuple(t for t in ALL if t.kind == "snapshot")
 FOLD_OUTPUTS = tuple(t.name for t in (*HISTORY, *STATE))  # what a fold of a range writes (and its checks hash)
-USER_TABLES = tuple(t for t in ALL if t.kind != "state")
+USER_TABLES = tuple(t for t in ALL if t.kind not in ("state", "ledger"))
 
 
 def get(name: str) -> Table:

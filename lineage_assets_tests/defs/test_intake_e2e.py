@@ -1,4 +1,4 @@
-"""End-to-end: drops -> sensor -> intake runs -> daily `events` runs, through Dagster."""
+"""End-to-end: drops -> landing batches -> daily `events` runs, through Dagster."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import duckdb
 import pytest
 from dagster import AssetKey, DagsterInstance, build_sensor_context
 
-from lineage_assets.pipeline.intake import ACCOUNTING as ACCOUNTING_CHECK
+from lineage_assets.pipeline.landing import ACCOUNTING as ACCOUNTING_CHECK
 from lineage_assets.defs.resources import LineagePaths
-from lineage_assets.defs.sensors import evaluate_drop_sensor
+from lineage_assets.defs.sensors import WORK_TAG, evaluate_drop_sensor
 from lineage_assets.ids import event_id
 from lineage_assets.runner import ingest
 from lineage_assets.settings import LineageSettings
@@ -61,20 +61,24 @@ def test_marquez_fixture_events_all_land_through_dagster(spark, fixtures_dir, tm
         report = ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY)
         assert not report.failed
         intake_runs = [r for r in report.runs if r[0] == "intake_job"]
-        assert len(intake_runs) == len(files)
-        metadata = _metadata(instance, LANDED)
-        assert sum(m["read"] for m in metadata) == len(files)
-        assert all(m["read"] == m["accepted"] + m["rejected"] + m["duplicates"] for m in metadata)
-        assert _check_outcomes(instance) == [True] * len(files)
+        assert len(intake_runs) == 1  # one landing batch for every file
+        [metadata] = _metadata(instance, LANDED)
+        assert metadata["read"] == metadata["files"] == len(files)
+        assert metadata["read"] == metadata["accepted"] + metadata["rejected"] + metadata["duplicates"]
+        assert _check_outcomes(instance) == [True]
+        per_file = _rows(tmp_path / "wh", "drop_files", "path, bytes_from, bytes_to, read, accepted + rejected + duplicates")
+        assert [r[0] for r in per_file] == [p.relative_to(drops).as_posix() for p in files]
+        assert all(r[1] == 0 and r[2] == (drops / r[0]).stat().st_size and r[3] == r[4] == 1 for r in per_file)
         # A second pass finds nothing new and changes nothing.
         before = _rows(tmp_path / "wh", "events", "event_id, source_file, source_line")
         again = ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY)
         assert again.runs == []
         assert _rows(tmp_path / "wh", "events", "event_id, source_file, source_line") == before
-        # The daemon's sensor, with a cursor of its own, finds every drop and day already done.
+        # The daemon's sensor finds every file and day landed: what is left is the fold of those days.
         with build_sensor_context(instance=instance, cursor=None) as context:
             fresh = evaluate_drop_sensor(context, LineagePaths.from_settings(settings))
-        assert fresh.run_requests == []
+        [request] = fresh.run_requests
+        assert (request.job_name, request.tags[WORK_TAG].rsplit(":", 1)[0]) == ("daily_job", "days:2020-12-28:2020-12-29")
     stored = _rows(tmp_path / "wh", "events", "event_id")
     # Every event once; listener 1/2 and several files repeat the same events byte for byte.
     assert sorted(r[0] for r in stored) == sorted(expected)
@@ -117,7 +121,8 @@ def test_redrops_appends_duplicates_and_out_of_range_dates(spark, tmp_path):
         copy_meta = _metadata(instance, LANDED)[-1]
         assert (copy_meta["read"], copy_meta["accepted"], copy_meta["rejected"], copy_meta["duplicates"]) == (3, 0, 1, 2)
 
-        # The file grows (FileTransport append=True): only the new lines are new.
+        # The file grows (FileTransport append=True): only the new lines are read.
+        size_before = (drops / "one.ndjson").stat().st_size
         early = {**_run_event(5), "eventTime": "2023-12-31T23:59:59Z"}
         future_day = (dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=3)).isoformat()
         future = _run_event(7, day=future_day)
@@ -125,8 +130,10 @@ def test_redrops_appends_duplicates_and_out_of_range_dates(spark, tmp_path):
             handle.write(json.dumps(c) + "\n" + json.dumps(early) + "\n" + json.dumps(future) + "\n")
         assert not ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY).failed
         grown = _metadata(instance, LANDED)[-1]
-        assert (grown["read"], grown["accepted"], grown["rejected"], grown["duplicates"]) == (6, 2, 1, 3)
+        assert (grown["read"], grown["accepted"], grown["rejected"], grown["duplicates"]) == (3, 2, 1, 0)
         assert grown["held_future_dates"] == [future_day]
+        read = _rows(wh, "drop_files", "path, kind, bytes_from, bytes_to, first_line", "path = 'one.ndjson'")
+        assert sorted(read, key=lambda r: r[2]) == [("one.ndjson", "new", 0, size_before, 1), ("one.ndjson", "grown", size_before, (drops / "one.ndjson").stat().st_size, 4)]
 
     events = _rows(wh, "events", "event_id")
     assert sorted(r[0] for r in events) == sorted([event_id(a), event_id(b), event_id(c)])
@@ -139,7 +146,7 @@ def test_redrops_appends_duplicates_and_out_of_range_dates(spark, tmp_path):
 
 
 def test_accounting_check_blocks_a_drop_that_loses_a_row(spark, tmp_path, monkeypatch):
-    import lineage_assets.pipeline.intake as intake_module
+    import lineage_assets.pipeline.landing as intake_module
 
     real_stage_drop = intake_module.stage_drop
 
@@ -160,4 +167,6 @@ def test_accounting_check_blocks_a_drop_that_loses_a_row(spark, tmp_path, monkey
         assert _metadata(instance, LANDED) == []  # nothing was committed, so nothing materialized
         meta = {k: v.value for k, v in _check_evaluations(instance)[-1].metadata.items()}
         assert (meta["read"], meta["accepted"], meta["duplicates"]) == (3, 2, 0)
+        assert "d.ndjson: read 3 != accepted 2" in meta["problems"][0]
     assert _rows(tmp_path / "wh", "events") == []  # the day was not built from a drop that lost data
+    assert _rows(tmp_path / "wh", "drop_ledger") == []  # nor recorded as read: the next batch reads it again

@@ -1,60 +1,65 @@
-"""The drop sensor (evaluated against an ephemeral instance) and the Spark settings from the environment."""
+"""The drop sensor (evaluated against an ephemeral instance, on warehouses built without Spark)
+and the Spark settings from the environment."""
 
 from __future__ import annotations
 
-import hashlib
+import datetime as dt
 import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from types import SimpleNamespace
 
+import pyarrow as pa
 import pytest
-from dagster import DagsterInstance, RunRequest, build_sensor_context
-
-from lineage_assets.defs.partitions import DROPS
-from lineage_assets.defs.resources import LineagePaths, parse_spark_conf, spark_conf_from_env
-from lineage_assets.defs.sensors import INTAKE_JOB, DropSensorCursor, contiguous_ranges, evaluate_drop_sensor
-from lineage_assets.intake.drop_folder import drop_key
-
-# --- cursor and ranges ---------------------------------------------------------------------------
-
-
-def test_cursor_round_trip():
-    cursor = DropSensorCursor(
-        files={"a.ndjson": (10, 1_700_000_000_123_456_789, "ab" * 32), "sub/b.json": (0, 1, "cd" * 32)},
-        after_storage_id=42,
-        held_days=["2030-01-02", "2030-01-01"],
-    )
-    text = cursor.dump()
-    assert json.loads(text)["after_storage_id"] == 42
-    parsed = DropSensorCursor.parse(text)
-    assert parsed.files == cursor.files
-    assert all(isinstance(v, tuple) for v in parsed.files.values())
-    assert parsed.after_storage_id == 42
-    assert parsed.held_days == sorted(cursor.held_days)
-    assert DropSensorCursor.parse(parsed.dump()) == parsed
-    assert parsed.dump() == text
-
-
-@pytest.mark.parametrize("text", [None, ""])
-def test_empty_cursor(text):
-    cursor = DropSensorCursor.parse(text)
-    assert cursor == DropSensorCursor()
-    assert (cursor.files, cursor.after_storage_id, cursor.held_days) == ({}, 0, [])
-
-
-@pytest.mark.parametrize(
-    "days,expected",
-    [
-        (["2024-01-03", "2024-01-01", "2024-01-02", "2024-01-05"], [("2024-01-01", "2024-01-03"), ("2024-01-05", "2024-01-05")]),
-        ([], []),
-        (["2024-02-28", "2024-02-29", "2024-03-01"], [("2024-02-28", "2024-03-01")]),  # leap year
-        (["2023-12-31", "2024-01-01", "2024-01-01"], [("2023-12-31", "2024-01-01")]),  # duplicates, year end
-        (["2024-01-10", "2024-01-08"], [("2024-01-08", "2024-01-08"), ("2024-01-10", "2024-01-10")]),
-    ],
+from dagster import (
+    DagsterInstance,
+    DagsterRunStatus,
+    RunsFilter,
+    SensorResult,
+    SkipReason,
+    build_sensor_context,
 )
-def test_contiguous_ranges(days, expected):
-    assert contiguous_ranges(days) == expected
+from dagster._core.remote_origin import (
+    RegisteredCodeLocationOrigin,
+    RemoteJobOrigin,
+    RemoteRepositoryOrigin,
+)
+from dagster._core.test_utils import create_run_for_test
+
+from lineage_assets.defs import sensors
+from lineage_assets.defs.resources import (
+    LineagePaths,
+    parse_spark_conf,
+    spark_conf_from_env,
+)
+from lineage_assets.defs.sensors import (
+    DAILY_JOB,
+    DEAD_AFTER_SECONDS,
+    INTAKE_JOB,
+    SNAPSHOT_JOB,
+    WORK_TAG,
+    Work,
+    attempt_and_wait,
+    evaluate_drop_sensor,
+    fail_dead_runs,
+)
+from lineage_assets.intake.ledger import changed_files, updated
+from lineage_assets.intake.read_plan import plan_reads
+from lineage_assets.pipeline import progress
+from lineage_assets.pipeline.landing import read_ledger
+from lineage_assets.warehouse import commits, leases, tables
+
+REPO = Path(__file__).resolve().parents[2]
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+FUTURE = "2999-01-01"  # never within [start date, today]
+EVENT = b'{"eventTime": "2024-03-01T10:00:00Z", "producer": "p", "job": {"namespace": "n", "name": "j"}}\n'
 
 
-# --- evaluate_drop_sensor --------------------------------------------------------------------------
+# --- helpers -------------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -69,108 +74,480 @@ def paths(tmp_path):
     return LineagePaths(drop_dir=str(tmp_path / "drops"), warehouse=str(tmp_path / "wh"), start_date="2020-01-01")
 
 
-def evaluate(instance, paths, cursor=None):
-    return evaluate_drop_sensor(build_sensor_context(instance=instance, cursor=cursor), paths)
+def evaluate(instance, paths):
+    return evaluate_drop_sensor(build_sensor_context(instance=instance), paths)
 
 
-def intake_requests(result) -> list[RunRequest]:
-    return [r for r in result.run_requests if r.job_name == INTAKE_JOB]
+def requested(result) -> list[tuple[str, str, dict]]:
+    """(job, run key, tags) of each request; the sensor keeps no cursor."""
+    assert isinstance(result, SensorResult), result
+    assert result.cursor is None
+    return [(r.job_name, r.run_key, dict(r.tags)) for r in result.run_requests]
 
 
-def added_keys(result) -> list[str]:
-    keys = []
-    for request in result.dynamic_partitions_requests:
-        assert request.partitions_def_name == DROPS
-        keys.extend(request.partition_keys)
-    return keys
+def skipped(result) -> str:
+    assert isinstance(result, SkipReason), result
+    return result.skip_message
 
 
-EVENT = b'{"eventTime": "2024-03-01T10:00:00Z", "producer": "p", "job": {"namespace": "n", "name": "j"}}\n'
+def landing(seq: int, attempt: int = 1):
+    key = f"landing:{seq}"
+    return (INTAKE_JOB, f"{key}#{attempt}", {WORK_TAG: key})
 
 
-def test_new_file_gives_one_intake_run_and_a_partition(instance, paths, tmp_path):
+def days(first: str, last: str, seq: int, attempt: int = 1):
+    key = f"days:{first}:{last}:{seq}"
+    return (DAILY_JOB, f"{key}#{attempt}", {WORK_TAG: key, RANGE_START: first, RANGE_END: last})
+
+
+def snapshot(seq: int, attempt: int = 1):
+    key = f"snapshot:{seq}"
+    return (SNAPSHOT_JOB, f"{key}#{attempt}", {WORK_TAG: key})
+
+
+def commit(paths, ledger=None, props=None) -> commits.Commit:
+    """A commit of the ledger (when given) and of the progress properties, without Spark."""
+    with commits.Transaction(paths.warehouse, "test") as txn:
+        if ledger is not None:
+            rows = [state.as_row() for _path, state in sorted(ledger.items())]
+            txn.stage_arrow(pa.Table.from_pylist(rows), tables.DROP_LEDGER)
+        return txn.commit({"test": True}, props=props)
+
+
+def land(paths, event_days=()) -> commits.Commit:
+    """What a landing batch commits: the ledger rows of everything new in the drop folder (as
+    `plan_reads` computes them) and the days its events fall in."""
+    base = commits.latest(paths.warehouse)
+    ledger = read_ledger(base)
+    changes = changed_files(paths.drop_dir, ledger)
+    assert changes, "nothing new to land"
+    _units, reads = plan_reads(paths.drop_dir, changes, f"batch-{base.seq + 1}")
+    return commit(paths, updated(ledger, [r.state for r in reads]), progress.after_landing(base, event_days))
+
+
+def make_run(instance, job: str, status: DagsterRunStatus, tags: dict | None = None):
+    """A run of `job` in `status` (a queued run needs where its job comes from: a stand-in)."""
+    origin = RemoteJobOrigin(RemoteRepositoryOrigin(RegisteredCodeLocationOrigin("lineage_assets"), "__repository__"), job)
+    return create_run_for_test(instance, job_name=job, status=status, tags=tags, remote_job_origin=origin)
+
+
+def run_status(instance, run_id) -> DagsterRunStatus:
+    return instance.get_run_by_id(run_id).status
+
+
+def lease_file(paths, run_id) -> Path:
+    return Path(paths.warehouse) / "_runs" / f"{run_id}.lease"
+
+
+_LEASE_TAKER = textwrap.dedent(
+    """
+    import sys, time
+    from lineage_assets.warehouse import leases
+    leases.take(sys.argv[1], sys.argv[2])
+    print("taken", flush=True)
+    if sys.argv[3] == "hold":
+        time.sleep(600)
+    """
+)
+
+
+@pytest.fixture
+def lease_taker():
+    """take(root, run_id, hold): another process takes the run's lease and holds it until the end
+    of the test (hold=True) or exits at once, leaving the lease file free (hold=False)."""
+    started: list[subprocess.Popen] = []
+
+    def take(root: str, run_id: str, hold: bool) -> subprocess.Popen:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _LEASE_TAKER, root, run_id, "hold" if hold else "exit"],
+            stdout=subprocess.PIPE, text=True, env=env, cwd=str(REPO),
+        )
+        started.append(proc)
+        assert proc.stdout.readline().strip() == "taken"
+        if not hold:
+            assert proc.wait(timeout=60) == 0
+        return proc
+
+    yield take
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+
+
+# --- landing: the drop folder against the committed ledger ------------------------------------------
+
+
+def test_empty_warehouse_and_drop_folder_give_nothing(instance, paths):
+    assert commits.latest(paths.warehouse).seq == 0  # no commit yet: an empty one
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
+    assert instance.get_runs() == []
+
+
+def test_new_file_gives_one_landing_run(instance, paths, tmp_path):
     (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
-    key = drop_key("a.ndjson", hashlib.sha256(EVENT).hexdigest())
-    result = evaluate(instance, paths)
-    requests = intake_requests(result)
-    assert len(result.run_requests) == 1 and len(requests) == 1
-    assert requests[0].job_name == "intake_job"
-    assert requests[0].partition_key == key
-    assert added_keys(result) == [key]
-    assert "a.ndjson" in DropSensorCursor.parse(result.cursor).files
+    assert requested(evaluate(instance, paths)) == [landing(0)]
 
 
-def test_second_evaluation_with_cursor_requests_nothing(instance, paths, tmp_path):
-    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
-    first = evaluate(instance, paths)
-    assert len(intake_requests(first)) == 1
-    second = evaluate(instance, paths, first.cursor)
-    assert second.run_requests == []
-    assert second.dynamic_partitions_requests == []
-
-
-def test_registered_drop_is_not_requested_again_with_an_empty_cursor(instance, paths, tmp_path):
-    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
-    first = evaluate(instance, paths)
-    key = intake_requests(first)[0].partition_key
-    instance.add_dynamic_partitions(DROPS, [key])
-    fresh = evaluate(instance, paths, None)
-    assert intake_requests(fresh) == []
-    assert added_keys(fresh) == []
-    # the fresh cursor still learns the file
-    assert "a.ndjson" in DropSensorCursor.parse(fresh.cursor).files
-
-
-def test_appended_file_gives_a_new_key(instance, paths, tmp_path):
-    path = tmp_path / "drops" / "a.ndjson"
-    path.write_bytes(EVENT)
-    first = evaluate(instance, paths)
-    old_key = intake_requests(first)[0].partition_key
-    instance.add_dynamic_partitions(DROPS, [old_key])
-    appended = EVENT + EVENT.replace(b"10:00:00", b"11:00:00")
-    with open(path, "ab") as handle:
-        handle.write(EVENT.replace(b"10:00:00", b"11:00:00"))
-    assert path.read_bytes() == appended
-    second = evaluate(instance, paths, first.cursor)
-    requests = intake_requests(second)
-    new_key = drop_key("a.ndjson", hashlib.sha256(appended).hexdigest())
-    assert [r.partition_key for r in requests] == [new_key]
-    assert new_key != old_key
-    assert added_keys(second) == [new_key]
-
-
-def test_two_new_files_give_two_requests(instance, paths, tmp_path):
+def test_file_in_the_committed_ledger_is_not_landed_again(instance, paths, tmp_path):
     (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
     (tmp_path / "drops" / "sub").mkdir()
     (tmp_path / "drops" / "sub" / "b.ndjson").write_bytes(EVENT + EVENT)
-    result = evaluate(instance, paths)
-    keys = {r.partition_key for r in intake_requests(result)}
-    assert keys == {
-        drop_key("a.ndjson", hashlib.sha256(EVENT).hexdigest()),
-        drop_key("sub/b.ndjson", hashlib.sha256(EVENT + EVENT).hexdigest()),
-    }
-    assert set(added_keys(result)) == keys
-    assert len({r.run_key for r in result.run_requests}) == 2
+    assert requested(evaluate(instance, paths)) == [landing(0)]
+    base = commit(paths, props={progress.FOLD_THROUGH: "2024-01-01"})  # a commit without the ledger changes nothing
+    assert requested(evaluate(instance, paths)) == [landing(base.seq)]
+    landed = land(paths)
+    assert sorted(read_ledger(landed)) == ["a.ndjson", "sub/b.ndjson"]
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
+    os.utime(tmp_path / "drops" / "a.ndjson", ns=(1, 1))  # touched, nothing new
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
 
 
-def test_ignored_files_give_nothing(instance, paths, tmp_path):
+def test_grown_file_is_landed_again(instance, paths, tmp_path):
+    path = tmp_path / "drops" / "a.ndjson"
+    path.write_bytes(EVENT)
+    landed = land(paths)
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
+    with open(path, "ab") as handle:
+        handle.write(EVENT.replace(b"10:00:00", b"11:00:00"))
+    assert requested(evaluate(instance, paths)) == [landing(landed.seq)]
+
+
+def test_new_file_beside_a_landed_one_is_landed(instance, paths, tmp_path):
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    landed = land(paths)
+    (tmp_path / "drops" / "b.ndjson").write_bytes(EVENT)
+    assert requested(evaluate(instance, paths)) == [landing(landed.seq)]
+
+
+def test_ignored_names_give_nothing(instance, paths, tmp_path):
     drops = tmp_path / "drops"
     (drops / "a.ndjson.tmp").write_bytes(EVENT)
     (drops / "b.json.partial").write_bytes(EVENT)
     (drops / ".hidden.ndjson").write_bytes(EVENT)
     (drops / ".staging").mkdir()
     (drops / ".staging" / "c.ndjson").write_bytes(EVENT)
-    result = evaluate(instance, paths)
-    assert result.run_requests == []
-    assert result.dynamic_partitions_requests == []
-    assert DropSensorCursor.parse(result.cursor).files == {}
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
+    (drops / "d.ndjson").write_bytes(EVENT)  # the same folder with one real drop
+    assert requested(evaluate(instance, paths)) == [landing(0)]
 
 
-def test_missing_drop_folder_gives_nothing(instance, tmp_path):
+def test_missing_drop_folder_gives_nothing_but_pending_work_still_runs(instance, tmp_path):
     paths = LineagePaths(drop_dir=str(tmp_path / "nope"), warehouse=str(tmp_path / "wh"), start_date="2020-01-01")
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
+    base = commit(paths, props={progress.EVENT_DAYS: ["2024-03-01"]})
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-01", base.seq)]
+
+
+# --- events, fold and snapshot: the progress properties of the latest commit -------------------------
+
+
+def test_pending_event_days_give_one_daily_run_over_their_range(instance, paths):
+    base = commit(paths, props={progress.EVENT_DAYS: ["2024-03-05", "2024-03-01", "2024-03-03"]})
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-05", base.seq)]
+
+
+def test_daily_run_extends_to_the_last_folded_day(instance, paths):
+    base = commit(paths, props={progress.EVENT_DAYS: ["2024-03-01", "2024-03-02"], progress.FOLD_THROUGH: "2024-03-10"})
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-10", base.seq)]
+    # a fold that ended before the last pending day does not shorten the range
+    base = commit(paths, props={progress.EVENT_DAYS: ["2024-03-01", "2024-03-12"], progress.FOLD_THROUGH: "2024-03-10"})
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-12", base.seq)]
+
+
+def test_future_days_are_held_and_past_ones_requested(instance, paths):
+    base = commit(paths, props={progress.EVENT_DAYS: ["2024-03-01", "2024-03-02", FUTURE]})
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-02", base.seq)]
+    commit(paths, props={progress.EVENT_DAYS: [FUTURE]})
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
+
+
+def test_today_is_not_held(instance, paths):
+    today = str(time.strftime("%Y-%m-%d", time.gmtime()))
+    base = commit(paths, props={progress.EVENT_DAYS: [today, FUTURE]})
     result = evaluate(instance, paths)
-    assert result.run_requests == []
-    assert result.dynamic_partitions_requests == []
+    if str(time.strftime("%Y-%m-%d", time.gmtime())) != today:  # evaluated across midnight (UTC)
+        pytest.skip("the day changed during the test")
+    assert requested(result) == [days(today, today, base.seq)]
+
+
+def test_days_before_the_start_date_are_not_requested(instance, paths):
+    base = commit(paths, props={progress.EVENT_DAYS: ["2019-12-31", "2020-01-01", "2020-01-02"]})
+    assert requested(evaluate(instance, paths)) == [days("2020-01-01", "2020-01-02", base.seq)]
+    commit(paths, props={progress.EVENT_DAYS: ["2019-06-30", "2019-12-31"]})
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
+
+
+def test_fold_from_without_event_days_gives_a_daily_run_from_it(instance, paths):
+    base = commit(paths, props={progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-09"})
+    assert requested(evaluate(instance, paths)) == [days("2024-03-02", "2024-03-09", base.seq)]
+    base = commit(paths, props={progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: None})  # never folded yet
+    assert requested(evaluate(instance, paths)) == [days("2024-03-02", "2024-03-02", base.seq)]
+
+
+def test_fold_is_not_requested_for_held_days_alone(instance, paths):
+    # only future days pending, but the fold is behind: the fold runs (the held days wait)
+    base = commit(paths, props={progress.EVENT_DAYS: [FUTURE], progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-04"})
+    assert requested(evaluate(instance, paths)) == [days("2024-03-02", "2024-03-04", base.seq)]
+
+
+def test_stale_snapshot_only_gives_a_snapshot_run(instance, paths):
+    base = commit(paths, props={progress.SNAPSHOT_STALE: True, progress.FOLD_THROUGH: "2024-03-09"})
+    assert requested(evaluate(instance, paths)) == [snapshot(base.seq)]
+
+
+def test_nothing_pending_gives_a_skip(instance, paths):
+    commit(paths, props={progress.EVENT_DAYS: [], progress.FOLD_FROM: None, progress.FOLD_THROUGH: "2024-03-09",
+                         progress.SNAPSHOT_STALE: None})
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
+    assert instance.get_runs() == []
+
+
+def test_new_files_come_before_pending_days(instance, paths, tmp_path):
+    base = commit(paths, props={progress.EVENT_DAYS: ["2024-03-01"], progress.FOLD_FROM: "2024-02-01",
+                                progress.SNAPSHOT_STALE: True})
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    assert requested(evaluate(instance, paths)) == [landing(base.seq)]
+
+
+def test_events_come_before_the_fold_and_the_fold_before_the_snapshot(instance, paths):
+    base = commit(paths, props={progress.EVENT_DAYS: ["2024-03-03"], progress.FOLD_FROM: "2024-03-01",
+                                progress.FOLD_THROUGH: "2024-03-05", progress.SNAPSHOT_STALE: True})
+    # the fold is behind from 03-01: the events run of 03-03 folds from 03-01
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-05", base.seq)]
+    base = commit(paths, props={progress.EVENT_DAYS: []})
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-05", base.seq)]
+
+
+def events_commit(paths, built: list[str]) -> commits.Commit:
+    """What an `events` commit of `built` days does, without Spark: their `events` partitions
+    (one row each) and `progress.after_events`."""
+    base = commits.latest(paths.warehouse)
+    with commits.Transaction(paths.warehouse, "events") as txn:
+        rows = pa.table({"event_id": [f"e-{d}" for d in built], "event_date": [dt.date.fromisoformat(d) for d in built]})
+        txn.stage_arrow(rows, tables.EVENTS, replace=lambda p: p["event_date"] in built)
+        return txn.commit({"test": True}, props=progress.after_events(base, built))
+
+
+def fold_commit(paths, first: str, last: str) -> commits.Commit:
+    base = commits.latest(paths.warehouse)
+    return commit(paths, props=progress.after_fold(base, dt.date.fromisoformat(first), dt.date.fromisoformat(last)))
+
+
+def test_a_whole_cycle_driven_by_the_commits(instance, paths, tmp_path):
+    """Each commit of the work the sensor asked for moves it to the next piece, as the assets do."""
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    assert requested(evaluate(instance, paths)) == [landing(0)]
+    base = land(paths, ["2024-03-01", "2024-03-02"])
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-02", base.seq)]
+    events_commit(paths, ["2024-03-01", "2024-03-02"])
+    base = fold_commit(paths, "2024-03-01", "2024-03-02")
+    assert requested(evaluate(instance, paths)) == [snapshot(base.seq)]
+    commit(paths, props=progress.after_snapshot())
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
+    # late data for a folded day: its events, then the fold through the last folded day
+    (tmp_path / "drops" / "b.ndjson").write_bytes(EVENT)
+    assert requested(evaluate(instance, paths)) == [landing(base.seq + 1)]
+    base = land(paths, ["2024-03-01"])
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-02", base.seq)]
+
+
+def test_a_fold_that_failed_after_its_events_is_retried_through_every_built_day(instance, paths, tmp_path):
+    """The daily run commits `events`, then its fold fails: the fold retry must reach the last
+    day whose events were built, not stop at the day folded through before."""
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    land(paths, ["2024-03-01", "2024-03-02"])
+    base = events_commit(paths, ["2024-03-01", "2024-03-02"])  # ... and the fold of that run failed
+    pending = progress.Pending.of(base)
+    assert (pending.event_days, pending.fold_from, pending.fold_through) == ((), "2024-03-01", None)
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-02", base.seq)]
+    # the same with days folded before: events of 03-01..03-08 built, the fold had reached 03-05
+    fold_commit(paths, "2024-03-01", "2024-03-05")
+    base = events_commit(paths, ["2024-03-04", "2024-03-08"])
+    assert requested(evaluate(instance, paths)) == [days("2024-03-04", "2024-03-08", base.seq)]
+
+
+# --- one run at a time ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [DagsterRunStatus.QUEUED, DagsterRunStatus.STARTED, DagsterRunStatus.NOT_STARTED])
+@pytest.mark.parametrize("job", [INTAKE_JOB, DAILY_JOB, SNAPSHOT_JOB])
+def test_a_run_in_flight_blocks_every_request(instance, paths, tmp_path, status, job):
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    commit(paths, props={progress.EVENT_DAYS: ["2024-03-01"], progress.SNAPSHOT_STALE: True})
+    run = make_run(instance, job, status)
+    message = skipped(evaluate(instance, paths))
+    assert "in flight" in message and run.run_id in message
+    assert [r.run_id for r in instance.get_runs()] == [run.run_id]  # nothing requested, nothing failed
+    assert run_status(instance, run.run_id) == status
+
+
+@pytest.mark.parametrize("status", [DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED])
+def test_finished_runs_do_not_block(instance, paths, tmp_path, status):
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    make_run(instance, INTAKE_JOB, status, {WORK_TAG: "landing:earlier"})
+    assert requested(evaluate(instance, paths)) == [landing(0)]
+
+
+def test_a_run_of_any_job_blocks(instance, paths, tmp_path):
+    """A materialization started from the UI (another job) writes the warehouse too."""
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    run = make_run(instance, "__ASSET_JOB", DagsterRunStatus.STARTED)
+    message = skipped(evaluate(instance, paths))
+    assert "in flight" in message and run.run_id in message
+
+
+# --- dead runs --------------------------------------------------------------------------------------------
+
+
+def test_started_run_with_a_free_lease_is_failed_and_its_work_retried_after_a_backoff(instance, paths, tmp_path, lease_taker):
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    run = make_run(instance, INTAKE_JOB, DagsterRunStatus.STARTED, {WORK_TAG: "landing:0"})
+    lease_taker(paths.warehouse, run.run_id, hold=False)  # the run's process died holding its lease
+    assert lease_file(paths, run.run_id).exists()
+    assert leases.lease_state(paths.warehouse, run.run_id) == leases.FREE
+    message = skipped(evaluate(instance, paths))
+    assert run_status(instance, run.run_id) == DagsterRunStatus.FAILURE
+    assert not lease_file(paths, run.run_id).exists()
+    # the dead run was attempt 1 of the landing: retried after the first backoff
+    assert "landing:0" in message and "retrying" in message and "attempt 1" in message
+    assert len(instance.get_runs()) == 1
+
+
+def test_started_run_whose_lease_is_held_by_a_live_process_is_left_alone(instance, paths, tmp_path, lease_taker):
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    run = make_run(instance, DAILY_JOB, DagsterRunStatus.STARTED)
+    holder = lease_taker(paths.warehouse, run.run_id, hold=True)
+    assert leases.lease_state(paths.warehouse, run.run_id) == leases.HELD
+    # however long ago it started
+    assert fail_dead_runs(instance, paths.warehouse, now=time.time() + 10 * DEAD_AFTER_SECONDS, confirm_after=0) == []
+    message = skipped(evaluate(instance, paths))
+    assert "in flight" in message and run.run_id in message
+    assert run_status(instance, run.run_id) == DagsterRunStatus.STARTED
+    assert lease_file(paths, run.run_id).exists() and holder.poll() is None
+    # once its holder is gone the lease is free and the run is failed
+    holder.kill()
+    holder.wait(timeout=60)
+    assert fail_dead_runs(instance, paths.warehouse, confirm_after=0) == [run.run_id]
+    assert run_status(instance, run.run_id) == DagsterRunStatus.FAILURE
+    assert not lease_file(paths, run.run_id).exists()
+
+
+def test_started_run_without_a_lease_is_failed_only_once_it_started_long_ago(instance, paths):
+    run = make_run(instance, SNAPSHOT_JOB, DagsterRunStatus.STARTED)
+    assert leases.lease_state(paths.warehouse, run.run_id) == leases.MISSING
+    started = instance.get_run_records(RunsFilter(run_ids=[run.run_id]))[0].create_timestamp.timestamp()
+    assert fail_dead_runs(instance, paths.warehouse, now=started + DEAD_AFTER_SECONDS - 1, confirm_after=0) == []  # still starting up
+    assert run_status(instance, run.run_id) == DagsterRunStatus.STARTED
+    assert fail_dead_runs(instance, paths.warehouse, now=started + DEAD_AFTER_SECONDS + 1, confirm_after=0) == [run.run_id]
+    assert run_status(instance, run.run_id) == DagsterRunStatus.FAILURE
+    assert fail_dead_runs(instance, paths.warehouse, now=started + 10 * DEAD_AFTER_SECONDS, confirm_after=0) == []  # failed once
+
+
+def test_dead_runs_of_any_job_are_failed_and_runs_not_started_left_alone(instance, paths, lease_taker):
+    other = make_run(instance, "__ASSET_JOB", DagsterRunStatus.STARTED)
+    lease_taker(paths.warehouse, other.run_id, hold=False)
+    queued = make_run(instance, INTAKE_JOB, DagsterRunStatus.QUEUED)
+    lease_taker(paths.warehouse, queued.run_id, hold=False)
+    assert fail_dead_runs(instance, paths.warehouse, now=time.time() + 10 * DEAD_AFTER_SECONDS, confirm_after=0) == [other.run_id]
+    assert run_status(instance, other.run_id) == DagsterRunStatus.FAILURE
+    assert run_status(instance, queued.run_id) == DagsterRunStatus.QUEUED
+    assert not lease_file(paths, other.run_id).exists() and lease_file(paths, queued.run_id).exists()
+
+
+def test_a_run_that_finishes_while_it_is_looked_at_is_not_failed(instance, paths, lease_taker, monkeypatch):
+    """Its lease is released just before its success is recorded: the second look sees SUCCESS."""
+    run = make_run(instance, INTAKE_JOB, DagsterRunStatus.STARTED)
+    lease_taker(paths.warehouse, run.run_id, hold=False)
+    from dagster._core.events import DagsterEvent, DagsterEventType
+
+    def success_recorded(_seconds):
+        event = DagsterEvent(event_type_value=DagsterEventType.PIPELINE_SUCCESS.value, job_name=run.job_name, message="done")
+        instance.report_dagster_event(event, run_id=run.run_id)
+
+    monkeypatch.setattr(sensors.time, "sleep", success_recorded)
+    assert fail_dead_runs(instance, paths.warehouse) == []
+    assert run_status(instance, run.run_id) == DagsterRunStatus.SUCCESS
+
+
+# --- retries with backoff ---------------------------------------------------------------------------------
+
+
+def failed_runs(instance, key: str, count: int, status=DagsterRunStatus.FAILURE) -> float:
+    """`count` runs of `key` that failed (or were canceled); returns when the last one ended."""
+    ended = []
+    for _ in range(count):
+        run = make_run(instance, INTAKE_JOB, DagsterRunStatus.STARTED, {WORK_TAG: key})
+        if status == DagsterRunStatus.FAILURE:
+            instance.report_run_failed(run, "test")
+        else:
+            instance.report_run_canceled(run, "test")
+        record = instance.get_run_records(RunsFilter(run_ids=[run.run_id]))[0]
+        assert record.dagster_run.status == status and record.end_time
+        ended.append(record.end_time)
+    return max(ended)
+
+
+def at(monkeypatch, now: float) -> None:
+    """The sensor's clock reads `now`."""
+    monkeypatch.setattr(sensors, "time", SimpleNamespace(time=lambda: now))
+
+
+def test_failed_work_waits_for_its_backoff_then_is_requested_as_the_next_attempt(instance, paths, tmp_path, monkeypatch):
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    ended = failed_runs(instance, "landing:0", 1)
+    message = skipped(evaluate(instance, paths))  # within 30 s of the failure
+    assert "landing:0" in message and "retrying" in message and "attempt 1" in message
+    at(monkeypatch, ended + 29)
+    assert "retrying in 1s" in skipped(evaluate(instance, paths))
+    at(monkeypatch, ended + 30)
+    assert requested(evaluate(instance, paths)) == [landing(0, attempt=2)]
+    # a second failure doubles the wait
+    ended = failed_runs(instance, "landing:0", 1)
+    at(monkeypatch, ended + 59)
+    assert "retrying in 1s" in skipped(evaluate(instance, paths))
+    at(monkeypatch, ended + 60)
+    assert requested(evaluate(instance, paths)) == [landing(0, attempt=3)]
+
+
+@pytest.mark.parametrize("failures,backoff", [(1, 30), (2, 60), (3, 120), (4, 240), (7, 1920), (8, 3600), (9, 3600)])
+def test_backoff_doubles_up_to_an_hour(instance, failures, backoff):
+    work = Work(INTAKE_JOB, "landing:7")
+    ended = failed_runs(instance, work.key, failures)
+    assert attempt_and_wait(instance, work, now=ended) == (failures + 1, pytest.approx(backoff))
+    assert attempt_and_wait(instance, work, now=ended + backoff - 1) == (failures + 1, pytest.approx(1.0))
+    assert attempt_and_wait(instance, work, now=ended + backoff) == (failures + 1, 0.0)
+    assert attempt_and_wait(instance, work, now=ended + backoff + 1000) == (failures + 1, 0.0)
+
+
+def test_canceled_runs_count_as_failures(instance):
+    work = Work(DAILY_JOB, "days:2024-03-01:2024-03-01:3", "2024-03-01", "2024-03-01")
+    ended = failed_runs(instance, work.key, 2, status=DagsterRunStatus.CANCELED)
+    assert attempt_and_wait(instance, work, now=ended) == (3, pytest.approx(60))
+
+
+def test_attempts_count_runs_of_the_same_work_only(instance, paths, tmp_path):
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    # a landing that succeeded without committing (its file changed while read): no wait, next attempt
+    make_run(instance, INTAKE_JOB, DagsterRunStatus.SUCCESS, {WORK_TAG: "landing:0"})
+    # failures of other work (another commit, another job) do not hold this one back
+    failed_runs(instance, "landing:1", 3)
+    failed_runs(instance, "days:2024-03-01:2024-03-01:0", 1)
+    assert attempt_and_wait(instance, Work(INTAKE_JOB, "landing:0")) == (2, 0.0)
+    assert attempt_and_wait(instance, Work(INTAKE_JOB, "landing:9")) == (1, 0.0)
+    assert requested(evaluate(instance, paths)) == [landing(0, attempt=2)]
+    # every earlier run of the work counts for the attempt, only its failures for the wait
+    ended = failed_runs(instance, "landing:0", 1)
+    assert attempt_and_wait(instance, Work(INTAKE_JOB, "landing:0"), now=ended) == (3, pytest.approx(30))
+
+
+def test_work_tags_carry_the_partition_range_of_daily_work_only():
+    assert Work(DAILY_JOB, "k", "2024-03-01", "2024-03-04").tags() == {
+        WORK_TAG: "k", RANGE_START: "2024-03-01", RANGE_END: "2024-03-04",
+    }
+    assert Work(SNAPSHOT_JOB, "s").tags() == {WORK_TAG: "s"}
 
 
 # --- Spark settings ----------------------------------------------------------------------------------

@@ -346,21 +346,27 @@ def test_ndjson_whose_lines_are_all_bad_gives_one_record_per_line():
 # --------------------------------------------------------------------------- large NDJSON in chunks
 
 
+def _plan(folder, split: int):
+    from lineage_assets.intake.ledger import changed_files
+    from lineage_assets.intake.read_plan import plan_reads
+
+    return plan_reads(str(folder), changed_files(str(folder), {}), "batch", split=split)
+
+
 def test_a_large_ndjson_file_in_chunks_gives_the_records_of_the_whole_file(tmp_path):
     from lineage_assets.intake.decode import decode_ndjson_chunk
-    from lineage_assets.intake.spark_intake import ndjson_chunks
 
     lines = [json.dumps({"i": i, "pad": "é" * (i % 37)}, ensure_ascii=False) for i in range(3000)]
     lines[5], lines[700], lines[701] = "not json", "", "   "
     path = tmp_path / "big.ndjson"
     data = ("\ufeff" + "\n".join(lines) + "\n").encode("utf-8") + b"\xff\xfe broken utf-8\n" + json.dumps({"last": 1}).encode()
     path.write_bytes(data)
-    chunks = ndjson_chunks(str(path), target=4096)
-    assert len(chunks) > 10
-    assert chunks[0][0] == 0 and chunks[-1][1] == len(data)
-    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))  # contiguous, nothing skipped or read twice
-    assert all(data[end - 1:end] == b"\n" for _s, end, _l in chunks[:-1])  # cut after whole lines only
-    pieces = [r for start, end, line in chunks for r in decode_ndjson_chunk(data[start:end], line)]
+    units, reads = _plan(tmp_path, 4096)
+    assert len(units) > 10
+    assert units[0].start == 0 and units[-1].end == len(data) == reads[0].bytes_to  # the unterminated last line is whole JSON
+    assert all(a.end == b.start for a, b in zip(units, units[1:]))  # contiguous, nothing skipped or read twice
+    assert all(data[u.end - 1:u.end] == b"\n" for u in units[:-1])  # cut after whole lines only
+    pieces = [r for u in units for r in decode_ndjson_chunk(data[u.start:u.end], u.first_line)]
     whole = decode_drop(data)
     assert [(r.source_line, r.raw, r.raw_encoding, r.error_code) for r in pieces] == [
         (r.source_line, r.raw, r.raw_encoding, r.error_code) for r in whole
@@ -368,15 +374,11 @@ def test_a_large_ndjson_file_in_chunks_gives_the_records_of_the_whole_file(tmp_p
     assert pieces[-1].source_line == 3002 and pieces[-2].error_code == "corrupt_file"
 
 
-def test_only_plain_ndjson_above_the_size_is_cut(tmp_path):
-    from lineage_assets.intake.spark_intake import ndjson_chunks
-
-    small = tmp_path / "small.ndjson"
-    small.write_text(json.dumps({"a": 1}) + "\n")
-    pretty = tmp_path / "pretty.json"
-    pretty.write_text(json.dumps([{"a": i} for i in range(2000)], indent=2))
-    array = tmp_path / "array.json"
-    array.write_text(json.dumps([{"a": i} for i in range(2000)]))
-    packed = tmp_path / "big.ndjson.gz"
-    packed.write_bytes(gzip.compress(("\n".join(json.dumps({"a": i}) for i in range(2000))).encode()))
-    assert all(ndjson_chunks(str(p), target=1024) is None for p in (small, pretty, array, packed))
+def test_only_plain_ndjson_is_cut(tmp_path):
+    (tmp_path / "pretty.json").write_text(json.dumps([{"a": i} for i in range(2000)], indent=2))
+    (tmp_path / "array.json").write_text(json.dumps([{"a": i} for i in range(2000)]))
+    (tmp_path / "doc.json").write_text(json.dumps({"a": list(range(2000))}, indent=2))
+    (tmp_path / "big.ndjson.gz").write_bytes(gzip.compress(("\n".join(json.dumps({"a": i}) for i in range(2000))).encode()))
+    units, reads = _plan(tmp_path, 1024)
+    assert sorted(u.path for u in units) == ["array.json", "big.ndjson.gz", "doc.json", "pretty.json"]
+    assert all(u.form == "whole" and u.start == 0 and u.end == (tmp_path / u.path).stat().st_size for u in units)

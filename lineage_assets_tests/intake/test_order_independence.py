@@ -12,9 +12,10 @@ import pytest
 from pyspark.sql import functions as F
 
 from lineage_assets.demo import generator
-from lineage_assets.intake.drop_folder import drop_id
-from lineage_assets.intake.spark_intake import consolidate, read_drop, stage_drop
-from lineage_assets.warehouse import tables
+from lineage_assets.pipeline import progress
+from lineage_assets.pipeline.events import build_events
+from lineage_assets.pipeline.landing import land_batch
+from lineage_assets.warehouse import commits, tables
 
 PROVENANCE = ("source_file", "source_line")
 FIRST_DAY = dt.date(2024, 5, 1)
@@ -41,22 +42,26 @@ def _write_drop(path, events, form):
     path.write_bytes(data)
 
 
-def _land(spark, tmp_path, drops):
-    """Run the intake transformations drop after drop, like the intake asset does."""
-    landed = spark.createDataFrame([], tables.LANDED_EVENTS.schema)
-    no_rejects = spark.createDataFrame([], tables.REJECTED_EVENTS.schema)
-    for name, events, form in drops:
-        path = tmp_path / name
-        _write_drop(path, events, form)
-        parsed = read_drop(spark, str(path), name, None)
-        staged = stage_drop(parsed, name, drop_id(name), FIRST_DAY, landed.select("event_id"), no_rejects)
-        landed = spark.createDataFrame(landed.unionByName(staged.events).collect(), tables.LANDED_EVENTS.schema)
-    return landed
+def _land(spark, tmp_path, drops, batches: int = 1):
+    """Land the drops with the pipeline's own functions: in `batches` landing batches (the drops
+    of each batch written before it runs, as a sensor tick finds them), then `events`."""
+    folder, warehouse = tmp_path / "drops", str(tmp_path / "wh")
+    folder.mkdir()
+    size = -(-len(drops) // batches)
+    for first in range(0, len(drops), size):
+        for name, events, form in drops[first:first + size]:
+            _write_drop(folder / name, events, form)
+        report = land_batch(spark, warehouse, str(folder), FIRST_DAY - dt.timedelta(days=30), log=lambda _m: None)
+        assert report.check.passed and report.commit_seq is not None
+    days = sorted(progress.Pending.of(commits.latest(warehouse)).event_days)
+    built = build_events(spark, warehouse, dt.date.fromisoformat(days[0]), dt.date.fromisoformat(days[-1]))
+    assert built.check.passed
+    return commits.read_table(spark, warehouse, "events")
 
 
-def _events_table(landed):
+def _events_table(events):
     return sorted(
-        tuple(r) for r in consolidate(landed).drop(*PROVENANCE).select(
+        tuple(r) for r in events.drop(*PROVENANCE).select(
             *[F.col(c).cast("string") for c in sorted(set(tables.EVENTS.column_names) - set(PROVENANCE))]
         ).collect()
     )
@@ -69,7 +74,7 @@ def one_shot(spark, tmp_path_factory):
     return events, _events_table(landed)
 
 
-@pytest.mark.parametrize("seed", [11, 22, 33, 44, 55])
+@pytest.mark.parametrize("seed", [11, 22, 33])
 def test_random_drops_in_random_order_give_the_same_events(spark, tmp_path, one_shot, seed):
     events, expected = one_shot
     rng = random.Random(seed)
@@ -84,6 +89,6 @@ def test_random_drops_in_random_order_give_the_same_events(spark, tmp_path, one_
         form = rng.choice(forms if len(chunk) == 1 else forms[:4])
         drops.append((f"drop{seed}-{i}.{'json' if 'array' in form or form == 'object' else 'ndjson'}{'.gz' if form.endswith('gz') else ''}", chunk, form))
     rng.shuffle(drops)
-    got = _events_table(_land(spark, tmp_path, drops))
+    got = _events_table(_land(spark, tmp_path, drops, batches=1 + seed % 3))
     assert len(got) == len(expected) == len({json.dumps(e, sort_keys=True) for e in events})
     assert got == expected

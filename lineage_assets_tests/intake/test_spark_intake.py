@@ -7,7 +7,9 @@ import gzip
 import json
 
 from lineage_assets.ids import event_id
-from lineage_assets.intake.spark_intake import consolidate, read_drop, stage_drop
+from lineage_assets.intake.ledger import changed_files
+from lineage_assets.intake.read_plan import plan_reads
+from lineage_assets.intake.spark_intake import consolidate, read_units, stage_drop
 from lineage_assets.warehouse.content_hash import fingerprint
 from lineage_assets.warehouse import tables
 
@@ -24,33 +26,40 @@ def _event(minute: int, job: str = "job", event_type: str = "START") -> dict:
     }
 
 
+def read_drop(spark, path, name: str, start):
+    """The records of one file of a drop folder, read as a landing batch reads it."""
+    folder = str(path.parent)
+    units, _reads = plan_reads(folder, [c for c in changed_files(folder, {}) if c.path == name], "batch")
+    return read_units(spark, folder, units, start)
+
+
 def test_read_drop_parses_gzip_ndjson_with_rejects(spark, tmp_path):
     events = [_event(1), _event(2, event_type="COMPLETE")]
     lines = [json.dumps(events[0]), "not json", json.dumps(events[1]), json.dumps({**events[1], "eventType": "NOPE"})]
     path = tmp_path / "d.ndjson.gz"
     path.write_bytes(gzip.compress("\n".join(lines).encode()))
-    rows = read_drop(spark, str(path), "d.ndjson.gz", dt.date(2020, 1, 1)).orderBy("source_line").collect()
+    rows = read_drop(spark, path, "d.ndjson.gz", dt.date(2020, 1, 1)).orderBy("source_line").collect()
     assert [r.source_line for r in rows] == [1, 2, 3, 4]
     assert [r.accepted for r in rows] == [True, False, True, False]
     assert [r.reason_code for r in rows] == [None, "not_json", None, "invalid_event_type"]
     assert rows[0].event_id == event_id(events[0])
     assert rows[1].raw == "not json"
     assert rows[2].event_time == dt.datetime(2024, 3, 1, 10, 2)
-    assert all(r.source_file == "d.ndjson.gz" for r in rows)
+    assert all(r.source_file == "d.ndjson.gz" for r in rows) and len({r.file_id for r in rows}) == 1
 
 
 def test_read_drop_reads_names_with_glob_characters_literally(spark, tmp_path):
     path = tmp_path / "run[1] {a}.json"
     path.write_text(json.dumps(_event(3), indent=2))
     (tmp_path / "run1 a.json").write_text(json.dumps(_event(4)))
-    rows = read_drop(spark, str(path), path.name, None).collect()
+    rows = read_drop(spark, path, path.name, None).collect()
     assert len(rows) == 1 and rows[0].event_id == event_id(_event(3))
 
 
 def _parsed(spark, tmp_path, name: str, lines: list[str]):
     path = tmp_path / name
     path.write_text("\n".join(lines) + "\n")
-    return read_drop(spark, str(path), name, None)
+    return read_drop(spark, path, name, None)
 
 
 def test_stage_drop_counts_duplicates_within_and_across_drops(spark, tmp_path):
@@ -62,12 +71,11 @@ def test_stage_drop_counts_duplicates_within_and_across_drops(spark, tmp_path):
         [json.dumps(a), json.dumps(b), json.dumps(a, indent=None, separators=(", ", ": ")), json.dumps(c), "oops"],
     )
     known = spark.createDataFrame([(event_id(c),)], "event_id string")
-    known_rejects = spark.createDataFrame([], tables.REJECTED_EVENTS.schema)
-    staged = stage_drop(parsed, "x.ndjson@k", "id1", dt.date(2024, 3, 2), known, known_rejects)
+    staged = stage_drop(parsed, "b1", dt.date(2024, 3, 2), known, None)
     new = staged.events.orderBy("source_line").collect()
     assert [r.event_id for r in new] == [event_id(a), event_id(b)]
     assert [r.source_line for r in new] == [1, 2]
-    assert {r.drop_id for r in new} == {"id1"} and {str(r.event_date) for r in new} == {"2024-03-01"}
+    assert {r.batch_id for r in new} == {"b1"} and {str(r.event_date) for r in new} == {"2024-03-01"}
     dups = sorted(r.source_line for r in staged.duplicate_events.collect())
     assert dups == [3, 4]  # line 3 repeats line 1 canonically; line 4 is already known
     assert [r.raw for r in staged.rejected.collect()] == ["oops"]
@@ -76,11 +84,11 @@ def test_stage_drop_counts_duplicates_within_and_across_drops(spark, tmp_path):
 def test_stage_drop_does_not_store_a_reject_twice(spark, tmp_path):
     parsed = _parsed(spark, tmp_path, "grow.ndjson", ["oops", json.dumps(_event(1))])
     known_rejects = spark.createDataFrame(
-        [("grow.ndjson", 1, "oops", "utf-8", "not_json", "r", None, "old", dt.date(2024, 1, 1), "id0")],
+        [("grow.ndjson", 1, "oops", "utf-8", "not_json", "r", None, "f0", dt.date(2024, 1, 1), "b0")],
         tables.REJECTED_EVENTS.schema,
     )
     known = spark.createDataFrame([], "event_id string")
-    staged = stage_drop(parsed, "grow.ndjson@k2", "id2", dt.date(2024, 3, 2), known, known_rejects)
+    staged = stage_drop(parsed, "b2", dt.date(2024, 3, 2), known, known_rejects)
     assert staged.rejected.count() == 0
     assert staged.duplicate_rejects.count() == 1
     assert staged.events.count() == 1
@@ -90,13 +98,11 @@ def test_consolidate_keeps_one_row_per_event_whatever_the_drop_order(spark, tmp_
     a, b = _event(1), _event(2)
     first = stage_drop(
         _parsed(spark, tmp_path, "b.ndjson", [json.dumps(b), json.dumps(a)]),
-        "b@1", "d1", dt.date(2024, 3, 2),
-        spark.createDataFrame([], "event_id string"), spark.createDataFrame([], tables.REJECTED_EVENTS.schema),
+        "b1", dt.date(2024, 3, 2), spark.createDataFrame([], "event_id string"), None,
     ).events
     second = stage_drop(
         _parsed(spark, tmp_path, "a.ndjson", [json.dumps(a)]),
-        "a@1", "d2", dt.date(2024, 3, 2),
-        spark.createDataFrame([], "event_id string"), spark.createDataFrame([], tables.REJECTED_EVENTS.schema),
+        "b2", dt.date(2024, 3, 2), spark.createDataFrame([], "event_id string"), None,
     ).events
     one = consolidate(first.unionByName(second))
     other = consolidate(second.unionByName(first))

@@ -59,13 +59,13 @@ def current_jobs(*names: str) -> pa.Table:
     return pa.table({"job_namespace": ["ns"] * len(names), "job_name": list(names)})
 
 
-def rejected(read_date: dt.date, drop_id: str, *reasons: str) -> pa.Table:
+def rejected(read_date: dt.date, batch_id: str, *reasons: str) -> pa.Table:
     return pa.table({
-        "source_file": [f"drop-{drop_id}.jsonl"] * len(reasons),
+        "source_file": [f"drop-{batch_id}.jsonl"] * len(reasons),
         "source_line": list(range(1, len(reasons) + 1)),
         "reason_code": list(reasons),
         "read_date": [read_date] * len(reasons),
-        "drop_id": [drop_id] * len(reasons),
+        "batch_id": [batch_id] * len(reasons),
     })
 
 
@@ -128,7 +128,7 @@ def test_before_any_commit_everything_is_empty_and_typed(wh):
     assert described["end_date"] == "DATE"
     assert described["event_count"] == "INTEGER"
     landed = {c[0]: c[1] for c in con.execute(f"DESCRIBE {commits.duckdb_relation_sql(base, 'landed_events')}").fetchall()}
-    assert landed["drop_id"] == "VARCHAR" and landed["event_date"] == "DATE"
+    assert landed["batch_id"] == "VARCHAR" and landed["event_date"] == "DATE"
     assert con.execute(f"SELECT count(*) FROM ({commits.duckdb_relation_sql(base, 'runs')})").fetchone() == (0,)
 
 
@@ -405,7 +405,7 @@ def test_views_file_defines_one_typed_view_per_user_table(wh):
     commit_one(wh, "runs", runs(day(3), "r1", "r2"))
     with commits.Transaction(wh, "intake") as txn:
         txn.stage_arrow(rejected(day(2), "123", "BAD_JSON", "BAD_JSON", "NO_RUN_ID"), "rejected_events")
-        txn.stage_arrow(pa.table({"event_id": ["e1"], "event_date": [day(2)], "drop_id": ["0042"]}), "landed_events")
+        txn.stage_arrow(pa.table({"event_id": ["e1"], "event_date": [day(2)], "batch_id": ["0042"]}), "landed_events")
         txn.stage_arrow(current_jobs("j1", "j2"), "current_jobs")
         last = txn.commit()
 
@@ -419,10 +419,10 @@ def test_views_file_defines_one_typed_view_per_user_table(wh):
     assert con.execute("SELECT run_id, end_date, typeof(end_date) FROM runs ORDER BY 1").fetchall() == [
         ("r1", day(3), "DATE"), ("r2", day(3), "DATE"),
     ]
-    assert con.execute("SELECT DISTINCT drop_id, typeof(drop_id), read_date, typeof(read_date) FROM rejected_events").fetchall() == [
+    assert con.execute("SELECT DISTINCT batch_id, typeof(batch_id), read_date, typeof(read_date) FROM rejected_events").fetchall() == [
         ("123", "VARCHAR", day(2), "DATE"),
     ]
-    assert con.execute("SELECT drop_id, typeof(drop_id) FROM landed_events").fetchall() == [("0042", "VARCHAR")]  # not 42
+    assert con.execute("SELECT batch_id, typeof(batch_id) FROM landed_events").fetchall() == [("0042", "VARCHAR")]  # not 42
     assert con.execute("SELECT count(*) FROM current_jobs").fetchone() == (2,)
     assert con.execute("SELECT count(*) FROM events").fetchone() == (0,)
     # the views, duckdb_relation_sql and summary agree

@@ -1,0 +1,205 @@
+"""The drop ledger: what the intake has consumed of each file in the drop folder.
+
+One row per file path: the file's identity when it was last read (device, inode, size, mtime),
+how far it has been consumed (`offset`, the byte after its last complete line, and `lines`, the
+lines before that offset) and two fingerprints of the consumed prefix. The ledger is committed
+with the events it stands for (section 11: progress after success), so a batch that fails or is
+killed leaves it where it was and the same bytes are read again.
+
+How a change is told apart from growth, at a cost that does not depend on the file's size:
+- unchanged: same (device, inode, size, mtime_ns) as the ledger row: nothing is read;
+- grown: same device and inode, size >= offset, and the sha256 of the first and of the last
+  WINDOW bytes of the consumed prefix are what they were: read from `offset` on;
+- replaced (a new file): anything else: another inode (a file renamed over it), a file that
+  shrank below its offset, or a changed first/last window. It is read from its first byte as a
+  new file (`file_id`), and the events it repeats are duplicates of the ones already landed.
+  A change inside the consumed prefix that keeps both windows, the size and the inode (an
+  in-place rewrite of the middle of a file) is not detected: producers append, they do not edit.
+
+Forms: plain NDJSON is consumed line by line (`ndjson`); a gzip file, a JSON array or a
+pretty-printed document is consumed whole (`whole`) and any change to it makes it a new file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+from lineage_assets.intake.decode import GZIP_MAGIC
+
+WINDOW = 1 << 16  # bytes fingerprinted at each end of a consumed prefix
+NDJSON, WHOLE = "ndjson", "whole"
+IGNORED_SUFFIXES = (".tmp", ".partial")
+NEW, GROWN, REPLACED = "new", "grown", "replaced"
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A ledger row: a file as the intake last consumed it."""
+
+    path: str  # POSIX path relative to the drop folder
+    file_id: str  # this file's identity: a replaced file gets a new one
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    offset: int  # bytes consumed: the end of the last complete line (the whole file for WHOLE)
+    lines: int  # line breaks before `offset` (the next line read is lines + 1)
+    head_sha: str  # sha256 of bytes [0, min(offset, WINDOW))
+    tail_sha: str  # sha256 of bytes [max(0, offset - WINDOW), offset)
+    form: str  # NDJSON or WHOLE
+    batch_id: str  # the batch that last consumed it
+
+    @property
+    def pending(self) -> int:
+        """Bytes seen but not consumed: an incomplete last line waiting for its end."""
+        return self.size - self.offset
+
+    def as_row(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping) -> "FileState":
+        return cls(**{f.name: row[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A file with something new to read, as a cheap scan sees it (nothing of it read yet)."""
+
+    path: str
+    kind: str  # NEW, GROWN or REPLACED
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    previous: FileState | None  # the ledger row (GROWN: where reading resumes)
+
+
+def is_ignored_name(name: str) -> bool:
+    return name.startswith(".") or name.endswith(IGNORED_SUFFIXES)
+
+
+def window_sha(handle, start: int, end: int) -> str:
+    handle.seek(start)
+    return hashlib.sha256(handle.read(end - start)).hexdigest()
+
+
+def prefix_fingerprints(handle, offset: int) -> tuple[str, str]:
+    """(head_sha, tail_sha) of the first `offset` bytes of an open file."""
+    return window_sha(handle, 0, min(offset, WINDOW)), window_sha(handle, max(0, offset - WINDOW), offset)
+
+
+def sniff_form(head: bytes) -> str:
+    """WHOLE for gzip, a JSON array or a pretty-printed document; NDJSON otherwise."""
+    if head.startswith(GZIP_MAGIC):
+        return WHOLE
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"["):
+        return WHOLE
+    first, newline, _ = text.partition(b"\n")
+    # a lone "{" is a pretty-printed document only once its line has ended: before that it may be
+    # the first byte of an NDJSON line being appended (undecided: NDJSON, nothing consumed yet)
+    return WHOLE if first.strip() == b"{" and newline else NDJSON
+
+
+def list_drop_folder(drop_dir: str | Path, log: logging.Logger | None = None) -> dict[str, os.stat_result]:
+    """Every readable drop file: relpath -> stat. Ignored: dot-files and dot-folders, `.tmp` and
+    `.partial` names, symlinked folders, and any file whose real path (a link's target included)
+    lies outside the drop folder or has an ignored name."""
+    log = log or logging.getLogger(__name__)
+    root = Path(drop_dir)
+    if not root.is_dir():
+        log.warning("drop folder %s does not exist; nothing to read", root)
+        return {}
+    root_real = os.path.realpath(root)
+    found: dict[str, os.stat_result] = {}
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            log.warning("cannot list %s: %s", folder, exc)
+            continue
+        for entry in entries:
+            if is_ignored_name(entry.name):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+                continue
+            if entry.is_symlink():
+                if entry.is_dir():
+                    log.warning("ignoring symlinked folder %s: drops are read from real folders only", entry.path)
+                    continue
+                real = os.path.realpath(entry.path)
+                if not (real == root_real or real.startswith(root_real + os.sep)):
+                    log.warning("ignoring %s: it points outside the drop folder %s", entry.path, root)
+                    continue
+                if any(is_ignored_name(part) for part in Path(os.path.relpath(real, root_real)).parts):
+                    continue  # a link to a file that is itself not a drop (a .tmp being written, a dot-file)
+            try:
+                stat = entry.stat()  # follows a link (checked above to stay inside)
+            except OSError as exc:  # vanished, or a dangling link
+                log.warning("ignoring %s: %s", entry.path, exc)
+                continue
+            if not os.path.isfile(entry.path):
+                continue
+            found[Path(entry.path).relative_to(root).as_posix()] = stat
+    return found
+
+
+def changed_files(
+    drop_dir: str | Path, ledger: Mapping[str, FileState], log: logging.Logger | None = None
+) -> list[FileChange]:
+    """Files with something new since the ledger, in path order. Costs a listing, a stat per file
+    and, per file whose stat changed, two WINDOW reads: never a read of the whole file."""
+    out: list[FileChange] = []
+    for path, stat in sorted(list_drop_folder(drop_dir, log).items()):
+        before = ledger.get(path)
+        ident = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        if before is not None and (before.device, before.inode, before.size, before.mtime_ns) == ident:
+            continue
+        kind = NEW if before is None else _grown_or_replaced(os.path.join(drop_dir, path), before, stat)
+        if kind is None:
+            continue
+        out.append(FileChange(path, kind, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, before))
+    return out
+
+
+def _grown_or_replaced(full: str, before: FileState, stat: os.stat_result) -> str | None:
+    if (stat.st_dev, stat.st_ino) != (before.device, before.inode) or stat.st_size < before.offset:
+        return REPLACED
+    if before.form == WHOLE:
+        return REPLACED  # any change to a whole-read file makes it a new file
+    try:
+        with open(full, "rb") as handle:
+            same = prefix_fingerprints(handle, before.offset) == (before.head_sha, before.tail_sha)
+    except OSError:
+        return None  # vanished since the listing: the next scan sees what is there
+    if not same:
+        return REPLACED
+    if stat.st_size == before.size:
+        return None  # touched (mtime) but nothing new: the pending tail is still what it was
+    return GROWN
+
+
+def file_id(path: str, batch_id: str) -> str:
+    """The identity of a file as first read by `batch_id` (a replaced file is read by a later one)."""
+    return hashlib.sha256(f"{path}\0{batch_id}".encode("utf-8")).hexdigest()[:20]
+
+
+def updated(states: Mapping[str, FileState], new: Iterable[FileState]) -> dict[str, FileState]:
+    out = dict(states)
+    for state in new:
+        out[state.path] = state
+    return out
+
+
+def touched(state: FileState, stat: os.stat_result) -> FileState:
+    """The ledger row of a file whose mtime moved with nothing new to read."""
+    return replace(state, size=stat.st_size, mtime_ns=stat.st_mtime_ns)

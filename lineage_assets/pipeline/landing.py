@@ -1,0 +1,247 @@
+"""A landing batch: everything new in the drop folder, read once, as one commit (no Dagster).
+
+The batch lists the drop folder against the committed ledger (`intake.ledger`), reads the new
+byte ranges in one Spark job (`spark_intake.read_units`), stages the new events, the rejects, a
+`drop_files` row per file and the updated ledger, checks that every file balances (read =
+accepted + rejected + duplicates) and commits them together. Progress (the ledger) is recorded
+by the same commit as the work, so a failed or killed batch is simply read again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import secrets
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from lineage_assets.intake.ledger import REPLACED, FileState, changed_files, prefix_fingerprints, updated
+from lineage_assets.intake.read_plan import FileRead, plan_reads
+from lineage_assets.intake.spark_intake import read_units, stage_drop
+from lineage_assets.pipeline import progress
+from lineage_assets.pipeline.checks import CheckReport
+from lineage_assets.warehouse import commits
+from lineage_assets.warehouse import tables as t
+
+ACCOUNTING = "intake_accounting_balances"
+
+
+def new_batch_id(now: dt.datetime | None = None) -> str:
+    """Sortable and unique: the UTC time, then random hex."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    return f"{now:%Y%m%dT%H%M%S}Z-{secrets.token_hex(4)}"
+
+
+def read_ledger(commit: commits.Commit) -> dict[str, FileState]:
+    files = commit.files(t.DROP_LEDGER.name)
+    if not files:
+        return {}
+    rows = pq.read_table(files).to_pylist()
+    return {row["path"]: FileState.from_row(row) for row in rows}
+
+
+@dataclass
+class FileReport:
+    """One file's part of a batch (a `drop_files` row)."""
+
+    read: FileRead
+    records: int = 0
+    accepted: int = 0
+    rejected_by_reason: dict[str, int] = field(default_factory=dict)
+    duplicates: int = 0
+
+    @property
+    def rejected(self) -> int:
+        return sum(self.rejected_by_reason.values())
+
+    @property
+    def balanced(self) -> bool:
+        return self.records == self.accepted + self.rejected + self.duplicates
+
+    def row(self, batch_id: str, read_date: dt.date) -> dict:
+        r = self.read
+        return {
+            "batch_id": batch_id, "path": r.path, "file_id": r.file_id, "kind": r.kind, "form": r.form,
+            "bytes_from": r.bytes_from, "bytes_to": r.bytes_to, "first_line": r.first_line, "range_sha256": r.range_sha256,
+            "pending_bytes": r.pending_bytes, "read": self.records, "accepted": self.accepted, "rejected": self.rejected,
+            "duplicates": self.duplicates, "rejected_by_reason": json.dumps(self.rejected_by_reason, sort_keys=True),
+            "read_date": read_date,
+        }
+
+
+@dataclass
+class BatchReport:
+    batch_id: str | None  # None: nothing new was found (nothing committed)
+    files: list[FileReport]
+    accepted_by_day: dict[str, int]
+    rejected_by_reason: dict[str, int]
+    duplicate_events: int
+    duplicate_rejects: int
+    reject_preview: list[dict]
+    held_days: list[str]
+    changed_while_read: list[str]
+    check: CheckReport
+    commit_seq: int | None = None
+
+    @property
+    def read(self) -> int:
+        return sum(f.records for f in self.files)
+
+    @property
+    def accepted(self) -> int:
+        return sum(self.accepted_by_day.values())
+
+    @property
+    def rejected(self) -> int:
+        return sum(self.rejected_by_reason.values())
+
+    @property
+    def duplicates(self) -> int:
+        return self.duplicate_events + self.duplicate_rejects
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(f.read.bytes_to - f.read.bytes_from for f in self.files)
+
+    def file_table(self, limit: int = 200) -> list[dict]:
+        """The per-file accounting, as the run's metadata table shows it (the first `limit` files)."""
+        return [
+            {"path": f.read.path, "kind": f.read.kind, "bytes": f"{f.read.bytes_from}-{f.read.bytes_to}",
+             "pending": f.read.pending_bytes, "read": f.records, "accepted": f.accepted, "rejected": f.rejected,
+             "duplicates": f.duplicates}
+            for f in self.files[:limit]
+        ]
+
+
+def _nothing(check_name: str = ACCOUNTING) -> BatchReport:
+    return BatchReport(None, [], {}, {}, 0, 0, [], [], [], CheckReport(check_name, True, [], {"files": 0}))
+
+
+def _still_as_read(drop_dir: str, state: FileState) -> bool:
+    """The bytes a batch read of a file are still there, unchanged (checked after the read)."""
+    try:
+        with open(os.path.join(drop_dir, state.path), "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            if (stat.st_dev, stat.st_ino) != (state.device, state.inode) or stat.st_size < state.offset:
+                return False
+            return prefix_fingerprints(handle, state.offset) == (state.head_sha, state.tail_sha)
+    except OSError:
+        return False
+
+
+def land_batch(
+    spark: SparkSession, root: str, drop_dir: str, start: dt.date, log: Callable[[str], None] = print,
+    today: dt.date | None = None,
+) -> BatchReport:
+    """Read everything new in `drop_dir` as one batch; commit it when every file balances."""
+    today = today or dt.datetime.now(dt.timezone.utc).date()
+    with commits.writer(root):
+        base = commits.latest(root)
+        ledger = read_ledger(base)
+        changes = changed_files(drop_dir, ledger)
+        if not changes:
+            log("landing: nothing new in the drop folder")
+            return _nothing()
+        batch_id = new_batch_id()
+        units, reads = plan_reads(drop_dir, changes, batch_id)
+        log(f"landing batch {batch_id}: {len(reads)} file(s), {sum(r.bytes_to - r.bytes_from for r in reads)} new bytes, {len(units)} read unit(s)")
+        parsed_all = read_units(spark, drop_dir, units, start).cache()
+        try:
+            counted = parsed_all.groupBy("source_file", "accepted", "event_date").count().collect()
+            # a file that changed while it was read is left out whole: the next batch reads it again
+            moved = sorted(r.path for r in reads if not _still_as_read(drop_dir, r.state))
+            if moved:
+                log(f"landing batch {batch_id}: left for the next batch, changed while read: {moved[:10]}")
+            reads = [r for r in reads if r.path not in moved]
+            parsed = parsed_all.filter(~F.col("source_file").isin(moved)) if moved else parsed_all
+            records = Counter()
+            dates: set = set()
+            for row in counted:
+                if row["source_file"] in moved:
+                    continue
+                records[row["source_file"]] += row["count"]
+                if row["accepted"]:
+                    dates.add(row["event_date"])
+            known_ids = commits.read_table(
+                spark, root, t.LANDED_EVENTS.name, where=lambda p: p["event_date"] in dates, commit=base
+            ).select("event_id")
+            replaced = sorted(r.path for r in reads if r.kind == REPLACED)
+            known_rejects = commits.read_table(spark, root, t.REJECTED_EVENTS.name, commit=base).filter(
+                F.col("source_file").isin(replaced)
+            ) if replaced else None
+            staged = stage_drop(parsed, batch_id, today, known_ids, known_rejects)
+            with commits.Transaction(root, "landing_batch") as txn:
+                txn.stage(staged.events, t.LANDED_EVENTS)
+                txn.stage(staged.rejected, t.REJECTED_EVENTS)
+                # count what was staged, independently of what was meant to be staged
+                written = (
+                    txn.read_staged(spark, t.LANDED_EVENTS.name).select(
+                        "source_file", F.lit("event").alias("what"), F.col("event_date").cast("string").alias("key"))
+                    .unionByName(txn.read_staged(spark, t.REJECTED_EVENTS.name).select(
+                        "source_file", F.lit("reject").alias("what"), F.col("reason_code").alias("key")))
+                    .unionByName(staged.duplicate_events.select("source_file", F.lit("dup_event").alias("what"), F.lit("").alias("key")))
+                    .unionByName(staged.duplicate_rejects.select("source_file", F.lit("dup_reject").alias("what"), F.lit("").alias("key")))
+                    .groupBy("source_file", "what", "key").count().collect()
+                )
+                files = {r.path: FileReport(r, records.get(r.path, 0)) for r in reads}
+                by_day: Counter = Counter()
+                by_reason: Counter = Counter()
+                dup_events = dup_rejects = 0
+                stray: list[str] = []
+                for row in written:
+                    report = files.get(row["source_file"])
+                    if report is None:
+                        stray.append(row["source_file"])
+                        continue
+                    if row["what"] == "event":
+                        report.accepted += row["count"]
+                        by_day[row["key"]] += row["count"]
+                    elif row["what"] == "reject":
+                        report.rejected_by_reason[row["key"]] = report.rejected_by_reason.get(row["key"], 0) + row["count"]
+                        by_reason[row["key"]] += row["count"]
+                    else:
+                        report.duplicates += row["count"]
+                        if row["what"] == "dup_event":
+                            dup_events += row["count"]
+                        else:
+                            dup_rejects += row["count"]
+                problems = [
+                    f"{f.read.path}: read {f.records} != accepted {f.accepted} + rejected {f.rejected} + duplicates {f.duplicates}"
+                    for f in files.values() if not f.balanced
+                ] + [f"rows of a file this batch did not read: {path}" for path in sorted(set(stray))]
+                total_read = sum(records.values())
+                if total_read != sum(by_day.values()) + sum(by_reason.values()) + dup_events + dup_rejects:
+                    problems.append("the batch's totals do not balance")
+                check = CheckReport(
+                    ACCOUNTING, not problems, problems,
+                    {"files": len(files), "read": total_read, "accepted": sum(by_day.values()),
+                     "rejected": sum(by_reason.values()), "duplicates": dup_events + dup_rejects},
+                )
+                preview = [
+                    {"file": r.source_file, "line": r.source_line, "reason": r.reason_code, "detail": r.reason}
+                    for r in txn.read_staged(spark, t.REJECTED_EVENTS.name).orderBy("source_file", "source_line").limit(10).collect()
+                ] if by_reason else []
+                report = BatchReport(
+                    batch_id, sorted(files.values(), key=lambda f: f.read.path), dict(sorted(by_day.items())),
+                    dict(sorted(by_reason.items())), dup_events, dup_rejects, preview,
+                    sorted(d for d in by_day if dt.date.fromisoformat(d) > today), moved, check,
+                )
+                if check.passed and files:
+                    txn.stage_arrow(pa.Table.from_pylist([f.row(batch_id, today) for f in report.files]), t.DROP_FILES)
+                    ledger_rows = updated(ledger, [r.state for r in reads])
+                    txn.stage_arrow(pa.Table.from_pylist([s.as_row() for _p, s in sorted(ledger_rows.items())]), t.DROP_LEDGER)
+                    report.commit_seq = txn.commit(
+                        {"batch": batch_id, "files": len(files), "read": total_read, "event_days": sorted(by_day)},
+                        props=progress.after_landing(base, by_day),
+                    ).seq
+        finally:
+            parsed_all.unpersist()
+    log(f"landing batch {batch_id}: read {report.read}, accepted {report.accepted}, rejected {report.rejected}, duplicates {report.duplicates}")
+    return report
