@@ -26,8 +26,12 @@ $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 demo: check-java $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/lineage-assets demo
 
+# Two test workers, one SparkSession (local[1]) each, whole test files per worker (their module
+# fixtures are built once): the JVM of one session keeps one core busy, so two use both cores.
+TEST_WORKERS ?= 2
+
 test: check-java $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The Spark-free tests (no JVM): the edit-test loop.
 test-fast: $(STAMP)

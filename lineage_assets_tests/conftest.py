@@ -1,4 +1,5 @@
-"""One SparkSession for the whole test run (local[1], one shuffle partition, UI off).
+"""One SparkSession per test process (local[1], one shuffle partition, UI off). `make test` runs
+two processes (pytest-xdist, whole files per process), one per core.
 
 Dagster resources call SparkSession.builder.getOrCreate() and so reuse this session.
 """
@@ -56,7 +57,13 @@ def fixtures_dir() -> Path:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests that use the Spark session are marked `spark`: `make test-fast` runs the others."""
+    """Tests that use the Spark session are marked `spark`: `make test-fast` runs the others.
+
+    Files are ordered longest first (a module's `SCHEDULE_SECONDS`, measured with `--durations`),
+    so that the two workers of `make test` (whole files each, `--no-loadscope-reorder`) start
+    with the long files and finish together instead of one waiting on a long file started last."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+    order = {id(item): index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (-getattr(item.module, "SCHEDULE_SECONDS", 0), order[id(item)]))

@@ -130,7 +130,7 @@ def fold_stream(spark, events: list[dict], warehouse: str | None = None, by_day:
         tables.STATE_COLUMNS, tables.STATE_FIELDS)), warehouse=warehouse)
     return Folded(
         *(rows(table.name) for table in tables.HISTORY),
-        job_mismatch=[_with_event(r) for r in rows("rejected_events", where=lambda p: p["drop_id"] == "job_mismatch")],
+        job_mismatch=[_with_event(r) for r in rows("rejected_events", where=lambda p: p["batch_id"] == "job_mismatch")],
         state=state, jobs_state=[r.asDict(recursive=True) for r in state.jobs.collect()], warehouse=warehouse,
     )
 
@@ -149,3 +149,16 @@ def publish_current(spark, state: FoldState, warehouse: str, folded: "Folded | N
     with commits.Transaction(warehouse, "test_snapshot") as txn:
         stage_current_graph(spark, txn, CurrentState(state.jobs, state.columns, state.fields))
         txn.commit()
+
+
+def chain_events(days: list[str]) -> list[dict]:
+    """src -> A -> X -> B -> Y, one run of each job per given day (same events whatever the days)."""
+    events = []
+    for i, day in enumerate(days):
+        events += [
+            run_event(f"{day}T01:00:00Z", "START", f"a{i}", "A", ["src"]),
+            run_event(f"{day}T01:10:00Z", "COMPLETE", f"a{i}", "A", ["src"], ["X"]),
+            run_event(f"{day}T02:00:00Z", "START", f"b{i}", "B", ["X"]),
+            run_event(f"{day}T02:10:00Z", "COMPLETE", f"b{i}", "B", ["X"], ["Y"]),
+        ]
+    return events

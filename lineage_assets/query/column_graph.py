@@ -197,7 +197,7 @@ class ColumnGraph:
         if downstream:
             con.execute(f"CREATE OR REPLACE TEMP TABLE down AS {down_sql}", [depth])
         else:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE down AS SELECT * FROM up WHERE false")
+            con.execute("CREATE OR REPLACE TEMP TABLE down AS SELECT * FROM up WHERE false")
         if versioned:
             out_match = "u.ns = e.output_namespace AND u.name = e.output_name AND u.field = e.output_field AND u.version = e.output_version_id"
             in_match = "d.ns = e.input_namespace AND d.name = e.input_name AND d.field = e.input_field AND d.version = e.input_version_id"

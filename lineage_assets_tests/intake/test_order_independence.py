@@ -17,6 +17,8 @@ from lineage_assets.pipeline.events import build_events
 from lineage_assets.pipeline.landing import land_batch
 from lineage_assets.warehouse import commits, tables
 
+SCHEDULE_SECONDS = 30  # measured (--durations); conftest runs long files first
+
 PROVENANCE = ("source_file", "source_line")
 FIRST_DAY = dt.date(2024, 5, 1)
 

@@ -8,6 +8,8 @@ from lineage_assets.lineage.column_lineage import flatten_schema
 from lineage_assets.ids import content_uuid
 from lineage_assets_tests.support import ds, fold_stream, run_event, run_uuid
 
+SCHEDULE_SECONDS = 30  # measured (--durations); conftest runs long files first
+
 D = "2024-05-01"  # the day of the single-day scenarios
 
 

@@ -15,6 +15,8 @@ from lineage_assets.warehouse import commits
 from lineage_assets_tests import support
 from lineage_assets_tests.support import run_event
 
+SCHEDULE_SECONDS = 30  # measured (--durations); conftest runs long files first
+
 # --------------------------------------------------------------------------- union-find, no Spark
 
 

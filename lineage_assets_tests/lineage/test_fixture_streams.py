@@ -15,6 +15,8 @@ import pytest
 from lineage_assets import LineageQuery
 from lineage_assets_tests.support import fold_stream, publish_current
 
+SCHEDULE_SECONDS = 30  # measured (--durations); conftest runs long files first
+
 pytestmark = pytest.mark.fixtures
 
 

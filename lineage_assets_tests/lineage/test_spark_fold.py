@@ -13,6 +13,8 @@ import pytest
 from lineage_assets.ids import content_uuid, event_id
 from lineage_assets_tests.support import ds, fold_stream, run_event, run_uuid
 
+SCHEDULE_SECONDS = 50  # measured (--durations); conftest runs long files first
+
 D1, D2, D3 = "2024-03-01", "2024-03-02", "2024-03-03"
 
 

@@ -14,6 +14,8 @@ from lineage_assets import LineageQuery, NodeNotFound
 from lineage_assets.ids import content_uuid
 from lineage_assets_tests.support import ds, fold_stream, publish_current, run_event, run_uuid
 
+SCHEDULE_SECONDS = 30  # measured (--durations); conftest runs long files first
+
 DAY = "2024-06-01"
 ODD = "we'ird\"; DROP TABLE cedges; --%"
 

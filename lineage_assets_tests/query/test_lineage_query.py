@@ -14,6 +14,8 @@ from lineage_assets.warehouse import commits
 from lineage_assets_tests import support
 from lineage_assets_tests.support import ds, run_event
 
+SCHEDULE_SECONDS = 60  # measured (--durations); conftest runs long files first
+
 AIRFLOW = "airflow://scheduler.example.com:8080"
 POSTGRES = "postgres://db.example.com:5432"
 S3 = "s3://lake.example.com:9000"

@@ -30,6 +30,8 @@ from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.summary import table_counts
 from lineage_assets_tests.warehouse.kill_writer import TABLES, materialize
 
+SCHEDULE_SECONDS = 25  # measured (--durations); conftest runs long files first
+
 DAYS = [dt.date(2024, 3, d) for d in (1, 2, 3)]
 SINCE = "2024-03-02"
 START = f"job:{NS}:p0.job4"

@@ -1,0 +1,103 @@
+"""Landing batches (pipeline.landing.land_batch): many files in one run, files that grow, files
+that change while they are read, with per-file accounting (DESIGN.md sections 2, 7 and 11)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+import duckdb
+
+from lineage_assets.ids import event_id
+from lineage_assets.pipeline import landing
+from lineage_assets.pipeline.landing import land_batch, read_ledger
+from lineage_assets.warehouse import commits
+from lineage_assets_tests.support import run_event, run_uuid
+
+SCHEDULE_SECONDS = 45  # measured (--durations); conftest runs long files first
+
+START = dt.date(2024, 1, 1)
+QUIET = lambda _m: None  # noqa: E731
+
+
+def _rows(root: str, table: str, columns: str, where: str = "true") -> list[tuple]:
+    relation = commits.duckdb_relation_sql(commits.latest(root), table)
+    return duckdb.sql(f"select {columns} from ({relation}) where {where} order by all").fetchall()
+
+
+def _event(i: int, day: str = "2024-05-01") -> dict:
+    return run_event(f"{day}T10:{i % 60:02d}:{i % 59:02d}Z", "COMPLETE", f"run{i}", f"job{i % 97}", ["in"], [f"out{i % 13}"])
+
+
+def test_ten_thousand_one_event_files_land_in_one_batch(spark, tmp_path):
+    drops, root = tmp_path / "drops", str(tmp_path / "wh")
+    events = [_event(i) for i in range(10_000)]
+    for i, event in enumerate(events):  # openlineage-python's default: one file per event
+        folder = drops / f"{i // 1000:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"event-{i:05d}.json").write_text(json.dumps(event))
+    report = land_batch(spark, root, str(drops), START, QUIET)
+    assert report.check.passed and report.commit_seq == commits.latest(root).seq == 1
+    assert (report.read, report.accepted, report.rejected, report.duplicates) == (10_000, 10_000, 0, 0)
+    assert len(report.files) == 10_000 and all(f.records == f.accepted == 1 for f in report.files)
+    per_file = _rows(root, "drop_files", "count(*), count(distinct path), sum(read), sum(accepted), min(bytes_from), count(distinct batch_id)")
+    assert per_file == [(10_000, 10_000, 10_000, 10_000, 0, 1)]
+    landed = {r[0] for r in _rows(root, "landed_events", "event_id")}
+    assert landed == {event_id(e) for e in events}
+    assert len(read_ledger(commits.latest(root))) == 10_000
+    again = land_batch(spark, root, str(drops), START, QUIET)  # nothing new: nothing read, nothing committed
+    assert again.batch_id is None and commits.latest(root).seq == 1
+
+
+def test_a_growing_file_is_read_from_where_it_stopped_and_a_partial_line_waits(spark, tmp_path):
+    drops, root = tmp_path / "drops", str(tmp_path / "wh")
+    drops.mkdir()
+    path = drops / "listener.ndjson"  # the Java client's file transport appends to one file
+    lines = [json.dumps(_event(i)) for i in range(5)]
+    path.write_text(lines[0] + "\n" + lines[1] + "\n" + lines[2][:40])  # the third line is being written
+    first = land_batch(spark, root, str(drops), START, QUIET)
+    assert (first.read, first.accepted) == (2, 2)
+    [read] = first.files
+    assert (read.read.bytes_from, read.read.pending_bytes) == (0, 40)
+    with open(path, "a") as handle:
+        handle.write(lines[2][40:] + "\n" + lines[3] + "\n")
+    second = land_batch(spark, root, str(drops), START, QUIET)
+    [read] = second.files
+    assert (second.read, second.accepted, second.duplicates) == (2, 2, 0)  # the completed line once, then line 4
+    assert (read.read.kind, read.read.bytes_from, read.read.first_line) == ("grown", first.files[0].read.bytes_to, 3)
+    with open(path, "a") as handle:
+        handle.write(lines[4] + "\n")
+    land_batch(spark, root, str(drops), START, QUIET)
+    landed = _rows(root, "landed_events", "source_line, event_id")
+    assert landed == sorted((n, event_id(json.loads(line))) for n, line in enumerate(lines, start=1))
+    spans = _rows(root, "drop_files", "bytes_from, bytes_to, read")
+    assert [s[2] for s in spans] == [2, 2, 1]
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:])) and spans[-1][1] == os.path.getsize(path)
+
+
+def test_a_file_changed_while_it_is_read_waits_for_the_next_batch(spark, tmp_path, monkeypatch):
+    drops, root = tmp_path / "drops", str(tmp_path / "wh")
+    drops.mkdir()
+    (drops / "a.ndjson").write_text(json.dumps(_event(1)) + "\n")
+    (drops / "b.ndjson").write_text(json.dumps(_event(2)) + "\n")
+    real = landing.read_units
+
+    def read_then_replace_b(*args, **kwargs):
+        parsed = real(*args, **kwargs)
+        parsed.count()  # the bytes are read: now the producer replaces b.ndjson
+        replacement = drops / "b.tmp"
+        replacement.write_text(json.dumps(_event(3)) + "\n" + json.dumps(_event(4)) + "\n")
+        os.replace(replacement, drops / "b.ndjson")
+        return parsed
+
+    monkeypatch.setattr(landing, "read_units", read_then_replace_b)
+    first = land_batch(spark, root, str(drops), START, QUIET)
+    assert first.changed_while_read == ["b.ndjson"]
+    assert [f.read.path for f in first.files] == ["a.ndjson"] and first.read == 1
+    assert set(read_ledger(commits.latest(root))) == {"a.ndjson"}  # b is not recorded as read
+    monkeypatch.setattr(landing, "read_units", real)
+    second = land_batch(spark, root, str(drops), START, QUIET)
+    assert [(f.read.path, f.read.kind, f.records) for f in second.files] == [("b.ndjson", "new", 2)]
+    assert {r[0] for r in _rows(root, "landed_events", "event_id")} == {event_id(_event(i)) for i in (1, 3, 4)}
+    assert run_uuid("run2") not in {r[0] for r in _rows(root, "landed_events", "run_id")}  # b's old content never landed
