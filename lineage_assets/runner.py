@@ -16,7 +16,7 @@ from dagster._core.storage.tags import SENSOR_NAME_TAG
 
 from lineage_assets.definitions import build_definitions
 from lineage_assets.defs.resources import LineagePaths
-from lineage_assets.defs.sensors import DAILY_JOB, STAGES, next_work
+from lineage_assets.defs.sensors import DAILY_JOB, STAGES, fail_dead_runs, next_work
 from lineage_assets.warehouse import commits
 from lineage_assets.settings import LineageSettings
 
@@ -55,6 +55,9 @@ def ingest(
     # a selection without the fold (e.g. ["events"]) lands drops and builds events, nothing after
     stages = STAGES if not daily_assets or "lineage_fold" in daily_assets else ("landing", "events")
     with commits.writer(settings.warehouse, wait_seconds=0):
+        # a run of an earlier ingest (or of the daemon) whose process was killed is failed first
+        for run_id in fail_dead_runs(instance, settings.warehouse, confirm_after=0):
+            log(f"run {run_id} was left STARTED by a process that is gone: marked failed; its work is done again")
         for _ in range(max_runs):
             work, why = next_work(paths, stages=stages)
             if work is None:

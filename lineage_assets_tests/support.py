@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
+import io
 import json
 import os
 import shutil
 import tempfile
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from lineage_assets.intake.validate import event_row
 from lineage_assets.lineage.state import current_rows
@@ -162,3 +165,52 @@ def chain_events(days: list[str]) -> list[dict]:
             run_event(f"{day}T02:10:00Z", "COMPLETE", f"b{i}", "B", ["X"], ["Y"]),
         ]
     return events
+
+
+class ByteCounter:
+    """Wraps `open` (builtins and io) and counts the bytes read from files under one folder."""
+
+    def __init__(self, monkeypatch, root: Path):
+        self.root = str(root)
+        self.bytes = 0
+        self.opens = 0
+        self.sizes: list[int] = []  # of each read() call
+        real_open = builtins.open
+        counter = self
+
+        class Counting:
+            def __init__(self, handle):
+                self._handle = handle
+
+            def read(self, *args):
+                out = self._handle.read(*args)
+                counter.bytes += len(out)
+                counter.sizes.append(len(out))
+                return out
+
+            def readinto(self, buffer):
+                n = self._handle.readinto(buffer)
+                counter.bytes += n or 0
+                return n
+
+            def __iter__(self):
+                raise AssertionError("line iteration over a drop file is not counted: use read()")
+
+            def __getattr__(self, name):
+                return getattr(self._handle, name)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                self._handle.close()
+
+        def counting_open(file, *args, **kwargs):
+            handle = real_open(file, *args, **kwargs)
+            if isinstance(file, (str, os.PathLike)) and os.fspath(file).startswith(counter.root):
+                counter.opens += 1
+                return Counting(handle)
+            return handle
+
+        monkeypatch.setattr(builtins, "open", counting_open)
+        monkeypatch.setattr(io, "open", counting_open)

@@ -28,6 +28,7 @@ from lineage_assets.intake.ledger import (
     updated,
 )
 from lineage_assets.intake.read_plan import plan_reads
+from lineage_assets_tests.support import ByteCounter
 
 LOGGER_NAME = "lineage_assets_tests.ledger"
 
@@ -140,7 +141,7 @@ def test_listing_skips_non_regular_files(drops):
 @pytest.mark.parametrize(
     "head, form",
     [
-        (gzip.compress(b'{"a": 1}\n{"a": 2}\n'), WHOLE),
+        (gzip.compress(b'{"a": 1}\n{"a": 2}\n', mtime=0), WHOLE),  # mtime=0: the same test id in every worker
         (b'[{"a": 1}, {"a": 2}]', WHOLE),
         (b'  \n[\n  {"a": 1}\n]\n', WHOLE),
         (json.dumps({"a": 1, "b": [1, 2]}, indent=2).encode(), WHOLE),
@@ -422,31 +423,10 @@ def test_changed_files_reads_no_more_than_two_windows_per_file(drops, big, monke
     """The scan opens a changed file once and reads its two fingerprint windows: nothing else."""
     path, _data, states = big
     append(path, ndjson(777, 1))
-    read_sizes: list[int] = []
-    real_open = open
-
-    class Counting:
-        def __init__(self, handle):
-            self._handle = handle
-
-        def read(self, *args):
-            out = self._handle.read(*args)
-            read_sizes.append(len(out))
-            return out
-
-        def __getattr__(self, name):
-            return getattr(self._handle, name)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self._handle.close()
-
-    monkeypatch.setattr(ledger, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
+    counter = ByteCounter(monkeypatch, drops)
     assert kinds(changed_files(drops, states)) == {"a.ndjson": GROWN}
-    assert read_sizes == [WINDOW, WINDOW]
-    read_sizes.clear()
+    assert counter.sizes == [WINDOW, WINDOW]
+    counter.sizes.clear()
     write(drops / "b.ndjson", ndjson(0, 1))  # a NEW file is not opened by the scan at all
     assert kinds(changed_files(drops, states)) == {"a.ndjson": GROWN, "b.ndjson": NEW}
-    assert read_sizes == [WINDOW, WINDOW]
+    assert counter.sizes == [WINDOW, WINDOW]

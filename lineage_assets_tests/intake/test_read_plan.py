@@ -3,10 +3,8 @@ by tick through changed_files -> plan_reads -> decode -> ledger.updated (no Spar
 
 from __future__ import annotations
 
-import builtins
 import gzip
 import hashlib
-import io
 import itertools
 import json
 import os
@@ -16,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from lineage_assets_tests.support import ByteCounter
 from lineage_assets.intake import read_plan
 from lineage_assets.intake.decode import decode_drop, decode_ndjson_chunk
 from lineage_assets.intake.ledger import (
@@ -225,53 +224,6 @@ def test_appending_over_fifty_ticks_reads_every_line_once(drops, seed, split):
 
 # ---------------------------------------------------------------------------------------------
 # 2. a tick's cost does not depend on the file's size
-
-
-class ByteCounter:
-    """Wraps `open` (builtins and io) and counts the bytes read from files under one folder."""
-
-    def __init__(self, monkeypatch, root: Path):
-        self.root = str(root)
-        self.bytes = 0
-        self.opens = 0
-        real_open = builtins.open
-        counter = self
-
-        class Counting:
-            def __init__(self, handle):
-                self._handle = handle
-
-            def read(self, *args):
-                out = self._handle.read(*args)
-                counter.bytes += len(out)
-                return out
-
-            def readinto(self, buffer):
-                n = self._handle.readinto(buffer)
-                counter.bytes += n or 0
-                return n
-
-            def __iter__(self):
-                raise AssertionError("line iteration over a drop file is not counted: use read()")
-
-            def __getattr__(self, name):
-                return getattr(self._handle, name)
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                self._handle.close()
-
-        def counting_open(file, *args, **kwargs):
-            handle = real_open(file, *args, **kwargs)
-            if isinstance(file, (str, os.PathLike)) and os.fspath(file).startswith(counter.root):
-                counter.opens += 1
-                return Counting(handle)
-            return handle
-
-        monkeypatch.setattr(builtins, "open", counting_open)
-        monkeypatch.setattr(io, "open", counting_open)
 
 
 def fill(path: Path, size: int) -> int:
