@@ -9,25 +9,32 @@ reference. It must equal, row for row:
   datasets live in `seed{k}`), so their drops interleave and one pipeline run serves them all;
   every seed's rows are compared with the same seed's rows of the reference. When a wave brings
   events for a day already processed, the sensor must request one run from that day through the
-  last processed day (late events recompute forward).
+  last processed day (late events recompute forward);
+- `lineage-assets ingest` processes killed (SIGKILL) at two random points of the stream's drops,
+  restarted until done (DESIGN.md section 11: progress is recorded only by the commit of the work
+  it stands for, and a run left STARTED by a dead process is failed and its work done again).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
 
 import duckdb
 import pytest
-from dagster import AssetKey, DagsterInstance
+from dagster import AssetKey, DagsterInstance, DagsterRunStatus
 
 from lineage_assets.runner import ingest
 from lineage_assets.settings import LineageSettings
 from lineage_assets.warehouse import commits
 from lineage_assets_tests.support import ds, run_event, run_uuid
 
-SCHEDULE_SECONDS = 250  # measured (--durations); conftest runs long files first
+SCHEDULE_SECONDS = 330  # measured (--durations); conftest runs long files first
 
 D1, D2 = "2024-03-01", "2024-03-02"
 TABLES = {"runs": "end_date", "job_versions": "created_date", "dataset_versions": "created_date", "run_lineage": "end_date"}
@@ -119,9 +126,14 @@ def one_shot(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("one_shot")
     _land(root / "drops", "all", [e for seed in SEEDS for e in stream(seed)], "ndjson")
     settings = LineageSettings(str(root / "drops"), str(root / "wh"), "2024-01-01")
-    with DagsterInstance.ephemeral() as instance:
-        report = ingest(settings, instance, log=_quiet)
-        ui = _what_the_ui_shows(instance)
+    os.environ[commits.FAULT_LOG] = str(root / "faults.log")  # count the points where a writer can die
+    try:
+        with DagsterInstance.ephemeral() as instance:
+            report = ingest(settings, instance, log=_quiet)
+            ui = _what_the_ui_shows(instance)
+    finally:
+        del os.environ[commits.FAULT_LOG]
+    FAULT_POINTS.append(len((root / "faults.log").read_text().splitlines()))
     assert not report.failed
     assert _daily_runs(report) == [f"{D1}..{D2}"]  # N days as one range run
     tables = _tables(root / "wh")
@@ -132,6 +144,7 @@ def one_shot(spark, tmp_path_factory):
 
 
 ONE_SHOT_UI: dict = {}
+FAULT_POINTS: list[int] = []
 
 
 def _what_the_ui_shows(instance) -> dict:
@@ -218,3 +231,41 @@ def test_asset_specs_carry_the_column_schema_of_the_registry():
         spec = defs.resolve_assets_def(table.name).specs_by_key[AssetKey(table.name)]
         schema = spec.metadata["dagster/column_schema"]
         assert [c.name for c in schema.columns] == table.column_names
+
+
+TEST_SPARK = {  # the test session's settings (conftest), for `lineage-assets ingest` subprocesses
+    "spark.master": "local[1]", "spark.sql.shuffle.partitions": "1", "spark.default.parallelism": "1",
+    "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.adaptive.enabled": "false", "spark.driver.memory": "1g",
+}
+
+
+def _ingest_process(drops, warehouse, home, kill_at: int | None = None) -> int:
+    env = {**os.environ, "DAGSTER_HOME": str(home), "LINEAGE_SPARK_CONF": json.dumps(TEST_SPARK), "LINEAGE_CHECK_SAMPLE": "1"}
+    env.pop(commits.FAULT_LOG, None)
+    env.pop(commits.KILL_AT, None)
+    if kill_at is not None:
+        env[commits.KILL_AT] = str(kill_at)
+    home.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "lineage_assets.cli", "ingest", "--drop-dir", str(drops), "--warehouse", str(warehouse),
+               "--start-date", "2024-01-01"]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600).returncode
+
+
+def test_ingest_killed_at_random_points_and_restarted_equals_the_one_shot_run(tmp_path, one_shot):
+    folder, warehouse, home = tmp_path / "drops", tmp_path / "wh", tmp_path / "home"
+    for seed in SEEDS[:-1]:  # a drop per seed; the last seed's drop lands after the first kill
+        _land(folder, f"seed{seed}", stream(seed), "ndjson")
+    rng = random.Random(20261123)
+    kills = sorted(rng.sample(range(1, FAULT_POINTS[0] // 2), 2))
+    codes = []
+    for number, kill_at in enumerate(kills):
+        codes.append(_ingest_process(folder, warehouse, home, kill_at=kill_at))
+        if number == 0:
+            _land(folder, f"seed{SEEDS[-1]}", stream(SEEDS[-1]), "gzip")
+    assert codes == [-signal.SIGKILL] * 2, (codes, kills, FAULT_POINTS)  # killed, not finished early
+    assert _ingest_process(folder, warehouse, home) == 0  # restarted: it finishes what is pending
+    assert _tables(warehouse) == one_shot
+    with DagsterInstance.from_config(str(home)) as instance:  # the killed runs were failed, none is left STARTED
+        statuses = [run.status for run in instance.get_runs()]
+    assert DagsterRunStatus.STARTED not in statuses and statuses.count(DagsterRunStatus.FAILURE) >= 1
