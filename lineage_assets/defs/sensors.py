@@ -70,12 +70,24 @@ class Work:
 
 
 STAGES = ("landing", "events", "fold", "snapshot")
+QUIET_SECONDS = 3600  # a file consumed whole and untouched this long is not stat'ed between sweeps
+SWEEP_SECONDS = 600  # every file is stat'ed at least this often (and by every landing batch)
+_last_sweep: dict[str, float] = {}  # drop folder -> when this process last looked at every file
+
+
+def _quiet_after_ns(drop_dir: str, now: float) -> int | None:
+    """None when a full sweep is due (then recorded as done), else the quiet-file cutoff."""
+    if now - _last_sweep.get(drop_dir, 0.0) >= SWEEP_SECONDS:
+        _last_sweep[drop_dir] = now
+        return None
+    return int((now - QUIET_SECONDS) * 1e9)
 
 
 def next_work(paths: LineagePaths, log=None, today: dt.date | None = None, stages=STAGES) -> tuple[Work | None, str]:
     """The first pending work in pipeline order among `stages`, and why (for the tick's log)."""
     base = commits.latest(paths.warehouse)
-    changes = changed_files(paths.drop_dir, read_ledger(base), log) if "landing" in stages else []
+    quiet = _quiet_after_ns(paths.drop_dir, time.time())
+    changes = changed_files(paths.drop_dir, read_ledger(base), log, quiet_after_ns=quiet) if "landing" in stages else []
     if changes and "landing" in stages:
         return Work(INTAKE_JOB, f"landing:{base.seq}"), f"{len(changes)} new or grown file(s), e.g. {changes[0].path}"
     today_text = str(today or dt.datetime.now(dt.timezone.utc).date())

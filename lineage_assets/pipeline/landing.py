@@ -22,13 +22,14 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from lineage_assets.intake.ledger import REPLACED, FileState, changed_files, prefix_fingerprints, updated
+from lineage_assets.intake.ledger import REPLACED, FileState, Ledger, changed_files, prefix_fingerprints
 from lineage_assets.intake.read_plan import FileRead, plan_reads
 from lineage_assets.intake.spark_intake import read_units, stage_drop
 from lineage_assets.pipeline import progress
 from lineage_assets.pipeline.checks import CheckReport
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
+from lineage_assets.warehouse.schemas import arrow_schema
 
 ACCOUNTING = "intake_accounting_balances"
 
@@ -39,12 +40,17 @@ def new_batch_id(now: dt.datetime | None = None) -> str:
     return f"{now:%Y%m%dT%H%M%S}Z-{secrets.token_hex(4)}"
 
 
-def read_ledger(commit: commits.Commit) -> dict[str, FileState]:
-    files = commit.files(t.DROP_LEDGER.name)
-    if not files:
-        return {}
-    rows = pq.read_table(files).to_pylist()
-    return {row["path"]: FileState.from_row(row) for row in rows}
+_LEDGERS: dict[tuple[str, int], Ledger] = {}  # (warehouse, commit) -> its ledger: a sensor reads it once per commit
+
+
+def read_ledger(commit: commits.Commit) -> Ledger:
+    """The drop ledger of a commit (an empty one before the first landing batch)."""
+    key = (os.path.abspath(commit.root), commit.seq)
+    if key not in _LEDGERS:
+        files = commit.files(t.DROP_LEDGER.name)
+        _LEDGERS.clear()
+        _LEDGERS[key] = Ledger(pq.read_table(files, schema=arrow_schema(t.DROP_LEDGER.schema)) if files else None)
+    return _LEDGERS[key]
 
 
 @dataclass
@@ -235,8 +241,7 @@ def land_batch(
                 )
                 if check.passed and files:
                     txn.stage_arrow(pa.Table.from_pylist([f.row(batch_id, today) for f in report.files]), t.DROP_FILES)
-                    ledger_rows = updated(ledger, [r.state for r in reads])
-                    txn.stage_arrow(pa.Table.from_pylist([s.as_row() for _p, s in sorted(ledger_rows.items())]), t.DROP_LEDGER)
+                    txn.stage_arrow(ledger.with_states([r.state for r in reads], arrow_schema(t.DROP_LEDGER.schema)), t.DROP_LEDGER)
                     report.commit_seq = txn.commit(
                         {"batch": batch_id, "files": len(files), "read": total_read, "event_days": sorted(by_day)},
                         props=progress.after_landing(base, by_day),

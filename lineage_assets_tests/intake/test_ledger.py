@@ -430,3 +430,24 @@ def test_changed_files_reads_no_more_than_two_windows_per_file(drops, big, monke
     write(drops / "b.ndjson", ndjson(0, 1))  # a NEW file is not opened by the scan at all
     assert kinds(changed_files(drops, states)) == {"a.ndjson": GROWN, "b.ndjson": NEW}
     assert counter.sizes == [WINDOW, WINDOW]
+
+
+def test_a_quick_look_skips_files_consumed_whole_and_quiet_but_a_full_look_does_not(drops):
+    """Between the sensor's full sweeps, landed files untouched for long are not stat'ed: new
+    files and files with a pending line still are; a full look finds an append to a quiet one."""
+    import time
+
+    write(drops / "old.ndjson", ndjson(0, 2))
+    write(drops / "partial.ndjson", ndjson(0, 1) + b'{"half": ')
+    hours_ago = time.time() - 7200
+    for name in ("old.ndjson", "partial.ndjson"):
+        os.utime(drops / name, (hours_ago, hours_ago))
+    states, _ = consume(drops, {}, "b1")
+    assert states["partial.ndjson"].pending > 0 and states["old.ndjson"].pending == 0
+    append(drops / "old.ndjson", ndjson(2, 1))
+    append(drops / "partial.ndjson", b'1}\n')
+    write(drops / "new.ndjson", ndjson(0, 1))
+    cutoff = int((time.time() - 3600) * 1e9)
+    quick = kinds(changed_files(drops, states, quiet_after_ns=cutoff))
+    assert quick == {"partial.ndjson": GROWN, "new.ndjson": NEW}  # old.ndjson was not even stat'ed
+    assert kinds(changed_files(drops, states)) == {"old.ndjson": GROWN, "partial.ndjson": GROWN, "new.ndjson": NEW}
