@@ -107,8 +107,32 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
         q.add_argument("--tree", action="store_true", help="print an indented tree instead of JSON")
 
+    p_serve = sub.add_parser("serve", help="the OpenLineage HTTP endpoint: POST /api/v1/lineage lands events in the drop folder")
+    p_serve.add_argument("--host", default="127.0.0.1")
+    p_serve.add_argument("--port", type=int, default=5000, help="default 5000; 0 takes a free port (printed)")
+    p_serve.add_argument("--drop-dir", default=None, help="default LINEAGE_DROP_DIR or data/drops; files go to its http/ folder")
+    p_serve.add_argument("--api-key", default=None, help="require `Authorization: Bearer KEY` (default LINEAGE_API_KEY; none: no auth)")
+    p_serve.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024, help="request size limit, also after gunzip (413 beyond)")
+    p_serve.add_argument("--batch-max-events", type=int, default=1000, help="events per file at most (a larger request is one file)")
+    p_serve.add_argument("--batch-max-wait-ms", type=float, default=10.0, help="how long a file stays open for more requests")
+    p_serve.add_argument("--log-level", default="info")
+    p_serve.add_argument("--access-log", action="store_true")
+
     args = parser.parse_args(argv)
     env = LineageSettings.from_env()
+    if args.command == "serve":
+        from lineage_assets.http.server import serve
+
+        drop_dir = os.path.abspath(args.drop_dir or env.drop_dir)
+        api_key = args.api_key if args.api_key is not None else os.environ.get("LINEAGE_API_KEY")
+        try:
+            serve(args.host, args.port, drop_dir, api_key or None, max_body_bytes=args.max_body_bytes,
+                  batch_max_events=args.batch_max_events, batch_max_wait_ms=args.batch_max_wait_ms,
+                  log_level=args.log_level, access_log=args.access_log)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if args.command == "query":
         return _query(args, args.warehouse or env.warehouse)
     if args.command == "ingest":

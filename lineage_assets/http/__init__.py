@@ -1,0 +1,1 @@
+"""The OpenLineage HTTP endpoint (`lineage-assets serve`): see `server`."""
