@@ -337,21 +337,26 @@ def test_run_and_dataset_without_job_is_ambiguous_kind():
     "changes",
     [
         {"job": {"namespace": "n", "name": 42}},
-        {"job": {"namespace": "n", "name": ""}},
         {"inputs": "db.table"},
         {"inputs": {"namespace": "db", "name": "t"}},
         {"outputs": [{"namespace": "db", "name": ["t"]}]},
         {"producer": 3},
         {"run": {"runId": RUN_ID, "facets": ["not", "a", "dict"]}},
     ],
-    ids=["job.name-int", "job.name-empty", "inputs-str", "inputs-dict", "output-name-list", "producer-int",
-         "run.facets-list"],
+    ids=["job.name-int", "inputs-str", "inputs-dict", "output-name-list", "producer-int", "run.facets-list"],
 )
 def test_invalid_field(changes):
     rejection = reject(run_event(**changes))
     assert rejection.code == reasons.INVALID_FIELD
     field = next(iter(changes))
     assert field in rejection.reason
+
+
+def test_empty_name_is_invalid_name():
+    # a string where a name belongs, but not a usable name (was invalid_field before names were checked)
+    rejection = reject(run_event(job={"namespace": "n", "name": ""}))
+    assert rejection.code == reasons.INVALID_NAME
+    assert "job.name is empty" in rejection.reason
 
 
 def test_before_start_date_carries_the_event_time():
