@@ -34,8 +34,9 @@ import math
 import os
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from lineage_assets.intake import reasons
 
@@ -68,7 +69,7 @@ class Limits:
     name_length: int = MAX_NAME_LENGTH
 
     @classmethod
-    def from_env(cls, environ=None) -> "Limits":
+    def from_env(cls, environ=None) -> Limits:
         """The defaults, each replaced by its environment variable when that is set (read now,
         not at import). A value that is not a positive integer is a configuration error
         (ValueError), not a record's fault."""
@@ -188,7 +189,7 @@ def show_value(value: Any, width: int = 80) -> str:
 # RecursionError; a record a few hundred deep parses but may overflow a later stage's stack).
 # Brackets inside strings do not count: escapes are removed, then strings, then the remaining
 # brackets (one kind) are taken apart one level per pass.
-_ESCAPE = re.compile(rb"\\.", re.S)
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
 _QUOTE_OR_BACKSLASH_ESCAPE = re.compile(rb'\\["\\]')
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
 _ONE_BRACKET_KIND = bytes.maketrans(b"{}", b"[]")
@@ -488,7 +489,7 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 

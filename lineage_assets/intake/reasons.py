@@ -17,7 +17,7 @@ DUPLICATE_KEY = "duplicate_key"  # an object names one key twice
 INVALID_UNICODE = "invalid_unicode"  # a string holds a lone UTF-16 surrogate (\ud800): not text
 INVALID_NAME = "invalid_name"  # a job/dataset namespace or name that is blank or holds control characters
 INVALID_FACET = "invalid_facet"  # a facet a later stage reads does not have the spec's shape
-# limits (`decode.LIMITS`, each overridable by an environment variable): each is its own reason
+# limits (`decode.LIMIT_VARIABLES`: defaults and the environment variables that override them)
 RECORD_TOO_LARGE = "record_too_large"
 TOO_DEEP = "too_deep"
 DECOMPRESSED_TOO_LARGE = "decompressed_too_large"

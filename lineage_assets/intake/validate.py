@@ -14,7 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 import uuid
-from typing import Annotated, Any, Callable, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, StrictStr, ValidationError
 
@@ -58,7 +59,7 @@ def parse_event_time(value: str) -> dt.datetime:
         zone = zone[:3] + ":" + zone[3:]
     try:
         parsed = dt.datetime.fromisoformat(text + zone)
-        return parsed.astimezone(dt.timezone.utc)
+        return parsed.astimezone(dt.UTC)
     except ValueError as exc:
         raise ValueError(f"eventTime {show_value(value)} is not a valid date-time: {exc}") from None
     except OverflowError:
@@ -165,7 +166,7 @@ class _Bad(Exception):
         self.code = code
         self.path: list[str | int] = list(reversed(where))  # innermost first
 
-    def at(self, *where: str | int) -> "_Bad":
+    def at(self, *where: str | int) -> _Bad:
         self.path.extend(reversed(where))
         return self
 
@@ -340,39 +341,33 @@ def _job_ref(job: dict, names: _Names) -> None:
     _child(job, "facets")
 
 
+def _inside(key: str, check: Callable, value: Any, *args: Any) -> None:
+    """check(value, *args) for the value at `key` (which an error's path then names)."""
+    try:
+        check(value, *args)
+    except _Bad as bad:
+        raise bad.at(key)
+
+
+def _run_and_job(d: dict, names: _Names) -> None:
+    """The optional `run` (needs its runId) and `job` (needs namespace and name) of a parent or
+    of its root, checked in that order."""
+    run = _child(d, "run")
+    if run is not None:
+        _inside("run", _run_ref, run)
+    job = _child(d, "job")
+    if job is not None:
+        _inside("job", _job_ref, job, names)
+
+
 def _parent(facet: dict, names: _Names, required: bool) -> None:
     """ParentRunFacet. The spec requires `run` and `job`; here each of run, job and root is
     optional (a parent naming only its root still gives the root run), but a run present needs
     its runId and a job its namespace and name."""
-    run = _child(facet, "run")
-    if run is not None:
-        try:
-            _run_ref(run)
-        except _Bad as bad:
-            raise bad.at("run")
-    job = _child(facet, "job")
-    if job is not None:
-        try:
-            _job_ref(job, names)
-        except _Bad as bad:
-            raise bad.at("job")
+    _run_and_job(facet, names)
     root = _child(facet, "root")
     if root is not None:
-        try:
-            root_run = _child(root, "run")
-            if root_run is not None:
-                try:
-                    _run_ref(root_run)
-                except _Bad as bad:
-                    raise bad.at("run")
-            root_job = _child(root, "job")
-            if root_job is not None:
-                try:
-                    _job_ref(root_job, names)
-                except _Bad as bad:
-                    raise bad.at("job")
-        except _Bad as bad:
-            raise bad.at("root")
+        _inside("root", _run_and_job, root, names)
 
 
 def _nominal_time(facet: dict, names: _Names, required: bool) -> None:
@@ -641,7 +636,7 @@ def _check_names_and_facets(event: dict, kind: str, names: _Names) -> None:
         run, job = event.get("run"), event.get("job")
         if job is not None:
             _entity_names(job, names, "job")
-        for key, io_key in (("inputs", "inputFacets"), ("outputs", "outputFacets")):
+        for key in ("inputs", "outputs"):
             for i, item in enumerate(event.get(key) or ()):
                 _entity_names(item, names, key, i)
         dataset = event.get("dataset") if kind == "DATASET" else None
