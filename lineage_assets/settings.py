@@ -55,6 +55,23 @@ def parse_check_sample(value: str) -> float:
     return rate
 
 
+# A landing batch that parses at most this many bytes (WHOLE forms, which may be gzip, count
+# eightfold) is read in the run's own process, without starting Spark; a larger one by Spark.
+DEFAULT_LOCAL_INTAKE_MAX_BYTES = 32 << 20
+
+
+def local_intake_max_bytes(environ: dict[str, str] | None = None) -> int:
+    env = os.environ if environ is None else environ
+    value = env.get("LINEAGE_LOCAL_INTAKE_MAX_BYTES") or str(DEFAULT_LOCAL_INTAKE_MAX_BYTES)
+    try:
+        limit = int(value)
+    except ValueError:
+        limit = -1
+    if limit < 0:
+        raise ValueError(f"LINEAGE_LOCAL_INTAKE_MAX_BYTES must be a number of bytes >= 0 (0: always Spark), got {value!r}")
+    return limit
+
+
 START_DATE_FILE = DATA_DIR / "start_date"
 
 

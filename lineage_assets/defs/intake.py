@@ -33,7 +33,7 @@ def build_intake_assets(daily: dg.DailyPartitionsDefinition):
         )],
     )
     def landing_batch(context: dg.AssetExecutionContext, pyspark: LazyPySparkResource, paths: LineagePaths):
-        report = land_batch(pyspark.spark_session, paths.warehouse, paths.drop_dir, paths.start, context.log.info)
+        report = land_batch(lambda: pyspark.spark_session, paths.warehouse, paths.drop_dir, paths.start, context.log.info)
         check = report.check
         yield dg.AssetCheckResult(
             check_name=ACCOUNTING, asset_key="landed_events", passed=check.passed,

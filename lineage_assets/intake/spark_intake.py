@@ -27,29 +27,35 @@ PARSED_UNITS = T.StructType([*schemas.PARSED.fields, T.StructField("file_id", T.
 UNIT_COLUMNS = "path string, file_id string, form string, start long, end long, first_line long"
 
 
+def parse_unit(drop_dir: str, unit: ReadUnit, start_date: dt.date | None) -> list[dict]:
+    """Every record of one read unit as a PARSED row with its `file_id` (NDJSON ranges as
+    whole lines, WHOLE forms as whole files)."""
+    with open(os.path.join(drop_dir, unit.path), "rb") as handle:
+        handle.seek(unit.start)
+        data = handle.read(unit.end - unit.start)
+    if unit.form == WHOLE:
+        parsed = parse_drop_bytes(data, unit.path, start_date)
+    else:
+        parsed = parse_records(decode_ndjson_chunk(data, unit.first_line), unit.path, start_date)
+    for row in parsed:
+        row["file_id"] = unit.file_id
+    return parsed
+
+
 def read_units(spark: SparkSession, drop_dir: str, units: list[ReadUnit], start_date: dt.date | None) -> DataFrame:
     """Every record of the given byte ranges as a PARSED row (accepted or rejected) with its
     `file_id`, in one Spark job: the units are spread over the session's cores and each task
-    reads its ranges itself (NDJSON ranges as whole lines, WHOLE forms as whole files)."""
+    reads its ranges itself (`parse_unit`)."""
     arrow = schemas.arrow_schema(PARSED_UNITS)
     rows = [(u.path, u.file_id, u.form, u.start, u.end, u.first_line) for u in units]
     slices = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 4))
 
     def parse(batches):
         for batch in batches:
-            for path, fid, form, start, end, first_line in zip(*(batch.column(i).to_pylist() for i in range(6))):
-                with open(os.path.join(drop_dir, path), "rb") as handle:
-                    handle.seek(start)
-                    data = handle.read(end - start)
-                if form == WHOLE:
-                    parsed = parse_drop_bytes(data, path, start_date)
-                else:
-                    parsed = parse_records(decode_ndjson_chunk(data, first_line), path, start_date)
+            for unit in zip(*(batch.column(i).to_pylist() for i in range(6))):
+                parsed = parse_unit(drop_dir, ReadUnit(*unit), start_date)
                 for i in range(0, len(parsed), 2000):
-                    chunk = parsed[i:i + 2000]
-                    for row in chunk:
-                        row["file_id"] = fid
-                    yield pa.RecordBatch.from_pylist(chunk, schema=arrow)
+                    yield pa.RecordBatch.from_pylist(parsed[i:i + 2000], schema=arrow)
 
     ranges = spark.createDataFrame(rows, UNIT_COLUMNS) if rows else spark.createDataFrame([], UNIT_COLUMNS)
     return ranges.repartition(slices).mapInArrow(parse, PARSED_UNITS)

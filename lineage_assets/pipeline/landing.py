@@ -1,7 +1,9 @@
 """A landing batch: everything new in the drop folder, read once, as one commit (no Dagster).
 
 The batch lists the drop folder against the committed ledger (`intake.ledger`), reads the new
-byte ranges in one Spark job (`spark_intake.read_units`), stages the new events, the rejects, a
+byte ranges (in one Spark job, `spark_intake.read_units`; or, for a batch of at most
+`LINEAGE_LOCAL_INTAKE_MAX_BYTES`, in this process without a JVM, `intake.local_intake`: the same
+rules, tested to give the same tables), stages the new events, the rejects, a
 `drop_files` row per file and the updated ledger, checks that every file balances (read =
 accepted + rejected + duplicates) and commits them together. Progress (the ledger) is recorded
 by the same commit as the work, so a failed or killed batch is simply read again.
@@ -22,11 +24,20 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from lineage_assets.intake.ledger import REPLACED, FileState, Ledger, changed_files, prefix_fingerprints
-from lineage_assets.intake.read_plan import FileRead, plan_reads
+from lineage_assets.intake import local_intake
+from lineage_assets.intake.ledger import (
+    REPLACED,
+    WHOLE,
+    FileState,
+    Ledger,
+    changed_files,
+    prefix_fingerprints,
+)
+from lineage_assets.intake.read_plan import FileRead, ReadUnit, plan_reads
 from lineage_assets.intake.spark_intake import read_units, stage_drop
 from lineage_assets.pipeline import progress
 from lineage_assets.pipeline.checks import CheckReport
+from lineage_assets.settings import local_intake_max_bytes
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.schemas import arrow_schema
@@ -142,11 +153,99 @@ def _still_as_read(drop_dir: str, state: FileState) -> bool:
         return False
 
 
+SparkSource = SparkSession | Callable[[], SparkSession]  # a session, or how to get one (only when needed)
+
+
+def batch_weight(units: list[ReadUnit]) -> int:
+    """Bytes a batch parses, counting WHOLE forms (which may be gzip) eightfold."""
+    return sum((u.end - u.start) * (8 if u.form == WHOLE else 1) for u in units)
+
+
+@dataclass
+class _Read:
+    """What one way of reading a batch (Spark, or this process) found and staged."""
+
+    records: Counter  # source_file -> records read
+    dates: set[str]  # days with accepted records
+    written: list[tuple[str, str, str, int]]  # (source_file, what, key, count), counted from the staged files
+    preview: list[dict]
+
+
+def _count_written(rows) -> list[tuple[str, str, str, int]]:
+    return [(f, what, key, n) for (f, what, key), n in Counter(rows).items()]
+
+
+def _read_locally(root, drop_dir, units, start, base, batch_id, today, leave_out, replaced, txn) -> _Read:
+    parsed = local_intake.parse_units(drop_dir, units, start)
+    moved = set(leave_out())
+    parsed = [r for r in parsed if r["source_file"] not in moved]
+    records = Counter(r["source_file"] for r in parsed)
+    dates = {r["event_date"] for r in parsed if r["accepted"]}
+    known_rejects = local_intake.known_rejects(base, replaced) if replaced else None
+    staged = local_intake.stage_rows(parsed, batch_id, today, local_intake.known_event_ids(base, dates), known_rejects)
+    events, rejected = staged.tables()
+    txn.stage_arrow(events, t.LANDED_EVENTS)
+    txn.stage_arrow(rejected, t.REJECTED_EVENTS)
+    written = _count_written(
+        [(f, "event", day) for f, day in local_intake.staged_column_values(txn, t.LANDED_EVENTS.name, "event_date")]
+        + [(f, "reject", reason) for f, reason in local_intake.staged_column_values(txn, t.REJECTED_EVENTS.name, "reason_code")]
+        + [(r["source_file"], "dup_event", "") for r in staged.duplicate_events]
+        + [(r["source_file"], "dup_reject", "") for r in staged.duplicate_rejects]
+    )
+    preview = local_intake.staged_reject_preview(txn) if rejected.num_rows else []
+    return _Read(records, dates, written, preview)
+
+
+def _read_with_spark(spark, root, drop_dir, units, start, base, batch_id, today, leave_out, replaced, txn) -> _Read:
+    parsed_all = read_units(spark, drop_dir, units, start).cache()
+    try:
+        counted = parsed_all.groupBy("source_file", "accepted", "event_date").count().collect()
+        moved = leave_out()
+        parsed = parsed_all.filter(~F.col("source_file").isin(moved)) if moved else parsed_all
+        records: Counter = Counter()
+        dates: set = set()
+        for row in counted:
+            if row["source_file"] in moved:
+                continue
+            records[row["source_file"]] += row["count"]
+            if row["accepted"]:
+                dates.add(row["event_date"])
+        known_ids = commits.read_table(
+            spark, root, t.LANDED_EVENTS.name, where=lambda p: p["event_date"] in dates, commit=base
+        ).select("event_id")
+        known_rejects = commits.read_table(spark, root, t.REJECTED_EVENTS.name, commit=base).filter(
+            F.col("source_file").isin(replaced)
+        ) if replaced else None
+        staged = stage_drop(parsed, batch_id, today, known_ids, known_rejects)
+        txn.stage(staged.events, t.LANDED_EVENTS)
+        txn.stage(staged.rejected, t.REJECTED_EVENTS)
+        # count what was staged, independently of what was meant to be staged
+        written = (
+            txn.read_staged(spark, t.LANDED_EVENTS.name).select(
+                "source_file", F.lit("event").alias("what"), F.col("event_date").cast("string").alias("key"))
+            .unionByName(txn.read_staged(spark, t.REJECTED_EVENTS.name).select(
+                "source_file", F.lit("reject").alias("what"), F.col("reason_code").alias("key")))
+            .unionByName(staged.duplicate_events.select("source_file", F.lit("dup_event").alias("what"), F.lit("").alias("key")))
+            .unionByName(staged.duplicate_rejects.select("source_file", F.lit("dup_reject").alias("what"), F.lit("").alias("key")))
+            .groupBy("source_file", "what", "key").count().collect()
+        )
+        rejected = any(row["what"] == "reject" for row in written)
+        preview = [
+            {"file": r.source_file, "line": r.source_line, "reason": r.reason_code, "detail": r.reason}
+            for r in txn.read_staged(spark, t.REJECTED_EVENTS.name).orderBy("source_file", "source_line").limit(10).collect()
+        ] if rejected else []
+        return _Read(records, dates, [(r["source_file"], r["what"], r["key"], r["count"]) for r in written], preview)
+    finally:
+        parsed_all.unpersist()
+
+
 def land_batch(
-    spark: SparkSession, root: str, drop_dir: str, start: dt.date, log: Callable[[str], None] = print,
+    spark: SparkSource, root: str, drop_dir: str, start: dt.date, log: Callable[[str], None] = print,
     today: dt.date | None = None,
 ) -> BatchReport:
-    """Read everything new in `drop_dir` as one batch; commit it when every file balances."""
+    """Read everything new in `drop_dir` as one batch; commit it when every file balances. A
+    batch of at most `local_intake_max_bytes()` is read in this process (no Spark session is
+    asked for), a larger one by Spark."""
     today = today or dt.datetime.now(dt.timezone.utc).date()
     with commits.writer(root):
         base = commits.latest(root)
@@ -157,96 +256,71 @@ def land_batch(
             return _nothing()
         batch_id = new_batch_id()
         units, reads = plan_reads(drop_dir, changes, batch_id)
-        log(f"landing batch {batch_id}: {len(reads)} file(s), {sum(r.bytes_to - r.bytes_from for r in reads)} new bytes, {len(units)} read unit(s)")
-        parsed_all = read_units(spark, drop_dir, units, start).cache()
-        try:
-            counted = parsed_all.groupBy("source_file", "accepted", "event_date").count().collect()
-            # a file that changed while it was read is left out whole: the next batch reads it again
-            moved = sorted(r.path for r in reads if not _still_as_read(drop_dir, r.state))
+        local = batch_weight(units) <= local_intake_max_bytes()
+        log(f"landing batch {batch_id}: {len(reads)} file(s), {sum(r.bytes_to - r.bytes_from for r in reads)} new bytes, "
+            f"{len(units)} read unit(s), read {'in this process' if local else 'by Spark'}")
+        moved: list[str] = []
+
+        def leave_out() -> list[str]:
+            """Files that changed while they were read: left out whole, the next batch reads them again."""
+            moved.extend(sorted(r.path for r in reads if not _still_as_read(drop_dir, r.state)))
             if moved:
                 log(f"landing batch {batch_id}: left for the next batch, changed while read: {moved[:10]}")
+            return moved
+
+        replaced = sorted(r.path for r in reads if r.kind == REPLACED)
+        with commits.Transaction(root, "landing_batch") as txn:
+            args = (root, drop_dir, units, start, base, batch_id, today, leave_out, replaced, txn)
+            if local:
+                found = _read_locally(*args)
+            else:
+                found = _read_with_spark(spark if isinstance(spark, SparkSession) else spark(), *args)
             reads = [r for r in reads if r.path not in moved]
-            parsed = parsed_all.filter(~F.col("source_file").isin(moved)) if moved else parsed_all
-            records = Counter()
-            dates: set = set()
-            for row in counted:
-                if row["source_file"] in moved:
+            files = {r.path: FileReport(r, found.records.get(r.path, 0)) for r in reads}
+            by_day: Counter = Counter()
+            by_reason: Counter = Counter()
+            dup_events = dup_rejects = 0
+            stray: list[str] = []
+            for source, what, key, count in found.written:
+                report = files.get(source)
+                if report is None:
+                    stray.append(source)
                     continue
-                records[row["source_file"]] += row["count"]
-                if row["accepted"]:
-                    dates.add(row["event_date"])
-            known_ids = commits.read_table(
-                spark, root, t.LANDED_EVENTS.name, where=lambda p: p["event_date"] in dates, commit=base
-            ).select("event_id")
-            replaced = sorted(r.path for r in reads if r.kind == REPLACED)
-            known_rejects = commits.read_table(spark, root, t.REJECTED_EVENTS.name, commit=base).filter(
-                F.col("source_file").isin(replaced)
-            ) if replaced else None
-            staged = stage_drop(parsed, batch_id, today, known_ids, known_rejects)
-            with commits.Transaction(root, "landing_batch") as txn:
-                txn.stage(staged.events, t.LANDED_EVENTS)
-                txn.stage(staged.rejected, t.REJECTED_EVENTS)
-                # count what was staged, independently of what was meant to be staged
-                written = (
-                    txn.read_staged(spark, t.LANDED_EVENTS.name).select(
-                        "source_file", F.lit("event").alias("what"), F.col("event_date").cast("string").alias("key"))
-                    .unionByName(txn.read_staged(spark, t.REJECTED_EVENTS.name).select(
-                        "source_file", F.lit("reject").alias("what"), F.col("reason_code").alias("key")))
-                    .unionByName(staged.duplicate_events.select("source_file", F.lit("dup_event").alias("what"), F.lit("").alias("key")))
-                    .unionByName(staged.duplicate_rejects.select("source_file", F.lit("dup_reject").alias("what"), F.lit("").alias("key")))
-                    .groupBy("source_file", "what", "key").count().collect()
-                )
-                files = {r.path: FileReport(r, records.get(r.path, 0)) for r in reads}
-                by_day: Counter = Counter()
-                by_reason: Counter = Counter()
-                dup_events = dup_rejects = 0
-                stray: list[str] = []
-                for row in written:
-                    report = files.get(row["source_file"])
-                    if report is None:
-                        stray.append(row["source_file"])
-                        continue
-                    if row["what"] == "event":
-                        report.accepted += row["count"]
-                        by_day[row["key"]] += row["count"]
-                    elif row["what"] == "reject":
-                        report.rejected_by_reason[row["key"]] = report.rejected_by_reason.get(row["key"], 0) + row["count"]
-                        by_reason[row["key"]] += row["count"]
+                if what == "event":
+                    report.accepted += count
+                    by_day[key] += count
+                elif what == "reject":
+                    report.rejected_by_reason[key] = report.rejected_by_reason.get(key, 0) + count
+                    by_reason[key] += count
+                else:
+                    report.duplicates += count
+                    if what == "dup_event":
+                        dup_events += count
                     else:
-                        report.duplicates += row["count"]
-                        if row["what"] == "dup_event":
-                            dup_events += row["count"]
-                        else:
-                            dup_rejects += row["count"]
-                problems = [
-                    f"{f.read.path}: read {f.records} != accepted {f.accepted} + rejected {f.rejected} + duplicates {f.duplicates}"
-                    for f in files.values() if not f.balanced
-                ] + [f"rows of a file this batch did not read: {path}" for path in sorted(set(stray))]
-                total_read = sum(records.values())
-                if total_read != sum(by_day.values()) + sum(by_reason.values()) + dup_events + dup_rejects:
-                    problems.append("the batch's totals do not balance")
-                check = CheckReport(
-                    ACCOUNTING, not problems, problems,
-                    {"files": len(files), "read": total_read, "accepted": sum(by_day.values()),
-                     "rejected": sum(by_reason.values()), "duplicates": dup_events + dup_rejects},
-                )
-                preview = [
-                    {"file": r.source_file, "line": r.source_line, "reason": r.reason_code, "detail": r.reason}
-                    for r in txn.read_staged(spark, t.REJECTED_EVENTS.name).orderBy("source_file", "source_line").limit(10).collect()
-                ] if by_reason else []
-                report = BatchReport(
-                    batch_id, sorted(files.values(), key=lambda f: f.read.path), dict(sorted(by_day.items())),
-                    dict(sorted(by_reason.items())), dup_events, dup_rejects, preview,
-                    sorted(d for d in by_day if dt.date.fromisoformat(d) > today), moved, check,
-                )
-                if check.passed and files:
-                    txn.stage_arrow(pa.Table.from_pylist([f.row(batch_id, today) for f in report.files]), t.DROP_FILES)
-                    txn.stage_arrow(ledger.with_states([r.state for r in reads], arrow_schema(t.DROP_LEDGER.schema)), t.DROP_LEDGER)
-                    report.commit_seq = txn.commit(
-                        {"batch": batch_id, "files": len(files), "read": total_read, "event_days": sorted(by_day)},
-                        props=progress.after_landing(base, by_day),
-                    ).seq
-        finally:
-            parsed_all.unpersist()
+                        dup_rejects += count
+            problems = [
+                f"{f.read.path}: read {f.records} != accepted {f.accepted} + rejected {f.rejected} + duplicates {f.duplicates}"
+                for f in files.values() if not f.balanced
+            ] + [f"rows of a file this batch did not read: {path}" for path in sorted(set(stray))]
+            total_read = sum(found.records.values())
+            if total_read != sum(by_day.values()) + sum(by_reason.values()) + dup_events + dup_rejects:
+                problems.append("the batch's totals do not balance")
+            check = CheckReport(
+                ACCOUNTING, not problems, problems,
+                {"files": len(files), "read": total_read, "accepted": sum(by_day.values()),
+                 "rejected": sum(by_reason.values()), "duplicates": dup_events + dup_rejects},
+            )
+            report = BatchReport(
+                batch_id, sorted(files.values(), key=lambda f: f.read.path), dict(sorted(by_day.items())),
+                dict(sorted(by_reason.items())), dup_events, dup_rejects, found.preview,
+                sorted(d for d in by_day if dt.date.fromisoformat(d) > today), moved, check,
+            )
+            if check.passed and files:
+                txn.stage_arrow(pa.Table.from_pylist([f.row(batch_id, today) for f in report.files]), t.DROP_FILES)
+                txn.stage_arrow(ledger.with_states([r.state for r in reads], arrow_schema(t.DROP_LEDGER.schema)), t.DROP_LEDGER)
+                report.commit_seq = txn.commit(
+                    {"batch": batch_id, "files": len(files), "read": total_read, "event_days": sorted(by_day)},
+                    props=progress.after_landing(base, by_day),
+                ).seq
     log(f"landing batch {batch_id}: read {report.read}, accepted {report.accepted}, rejected {report.rejected}, duplicates {report.duplicates}")
     return report

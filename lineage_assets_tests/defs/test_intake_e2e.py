@@ -16,7 +16,7 @@ from lineage_assets.defs.resources import LineagePaths
 from lineage_assets.defs.sensors import WORK_TAG, evaluate_drop_sensor
 from lineage_assets.ids import event_id
 from lineage_assets.runner import ingest
-from lineage_assets.settings import LineageSettings
+from lineage_assets.settings import DEFAULT_LOCAL_INTAKE_MAX_BYTES, LineageSettings
 from lineage_assets.warehouse import commits
 
 SCHEDULE_SECONDS = 55  # measured (--durations); conftest runs long files first
@@ -147,17 +147,24 @@ def test_redrops_appends_duplicates_and_out_of_range_dates(spark, tmp_path):
     )
 
 
-def test_accounting_check_blocks_a_drop_that_loses_a_row(spark, tmp_path, monkeypatch):
+@pytest.mark.parametrize("way", ["local", "spark"])
+def test_accounting_check_blocks_a_drop_that_loses_a_row(spark, tmp_path, monkeypatch, way):
+    import lineage_assets.intake.local_intake as local_intake
     import lineage_assets.pipeline.landing as intake_module
 
-    real_stage_drop = intake_module.stage_drop
+    monkeypatch.setenv("LINEAGE_LOCAL_INTAKE_MAX_BYTES", "0" if way == "spark" else str(DEFAULT_LOCAL_INTAKE_MAX_BYTES))
+    owner, name = (intake_module, "stage_drop") if way == "spark" else (local_intake, "stage_rows")
+    real_stage = getattr(owner, name)
 
-    def losing_stage_drop(*args, **kwargs):
-        staged = real_stage_drop(*args, **kwargs)
-        staged.events = staged.events.filter("source_line != 2")  # a bug that silently drops a row
+    def losing_stage(*args, **kwargs):
+        staged = real_stage(*args, **kwargs)
+        if way == "spark":
+            staged.events = staged.events.filter("source_line != 2")  # a bug that silently drops a row
+        else:
+            staged.events = [e for e in staged.events if e["source_line"] != 2]
         return staged
 
-    monkeypatch.setattr(intake_module, "stage_drop", losing_stage_drop)
+    monkeypatch.setattr(owner, name, losing_stage)
     drops = tmp_path / "drops"
     drops.mkdir()
     (drops / "d.ndjson").write_text("\n".join(json.dumps(_run_event(m)) for m in (1, 2, 3)) + "\n")

@@ -8,10 +8,13 @@ import json
 import os
 
 import duckdb
+import pytest
 
 from lineage_assets.ids import event_id
+from lineage_assets.intake import local_intake
 from lineage_assets.pipeline import landing
 from lineage_assets.pipeline.landing import land_batch, read_ledger
+from lineage_assets.settings import DEFAULT_LOCAL_INTAKE_MAX_BYTES
 from lineage_assets.warehouse import commits
 from lineage_assets_tests.support import run_event, run_uuid
 
@@ -76,27 +79,31 @@ def test_a_growing_file_is_read_from_where_it_stopped_and_a_partial_line_waits(s
     assert all(a[1] == b[0] for a, b in zip(spans, spans[1:])) and spans[-1][1] == os.path.getsize(path)
 
 
-def test_a_file_changed_while_it_is_read_waits_for_the_next_batch(spark, tmp_path, monkeypatch):
+@pytest.mark.parametrize("way", ["local", "spark"])
+def test_a_file_changed_while_it_is_read_waits_for_the_next_batch(spark, tmp_path, monkeypatch, way):
     drops, root = tmp_path / "drops", str(tmp_path / "wh")
     drops.mkdir()
     (drops / "a.ndjson").write_text(json.dumps(_event(1)) + "\n")
     (drops / "b.ndjson").write_text(json.dumps(_event(2)) + "\n")
-    real = landing.read_units
+    monkeypatch.setenv("LINEAGE_LOCAL_INTAKE_MAX_BYTES", "0" if way == "spark" else str(DEFAULT_LOCAL_INTAKE_MAX_BYTES))
+    owner, name = (landing, "read_units") if way == "spark" else (local_intake, "parse_units")
+    real = getattr(owner, name)
 
     def read_then_replace_b(*args, **kwargs):
         parsed = real(*args, **kwargs)
-        parsed.count()  # the bytes are read: now the producer replaces b.ndjson
+        if way == "spark":
+            parsed.count()  # the bytes are read: now the producer replaces b.ndjson
         replacement = drops / "b.tmp"
         replacement.write_text(json.dumps(_event(3)) + "\n" + json.dumps(_event(4)) + "\n")
         os.replace(replacement, drops / "b.ndjson")
         return parsed
 
-    monkeypatch.setattr(landing, "read_units", read_then_replace_b)
+    monkeypatch.setattr(owner, name, read_then_replace_b)
     first = land_batch(spark, root, str(drops), START, QUIET)
     assert first.changed_while_read == ["b.ndjson"]
     assert [f.read.path for f in first.files] == ["a.ndjson"] and first.read == 1
     assert set(read_ledger(commits.latest(root))) == {"a.ndjson"}  # b is not recorded as read
-    monkeypatch.setattr(landing, "read_units", real)
+    monkeypatch.setattr(owner, name, real)
     second = land_batch(spark, root, str(drops), START, QUIET)
     assert [(f.read.path, f.read.kind, f.records) for f in second.files] == [("b.ndjson", "new", 2)]
     assert {r[0] for r in _rows(root, "landed_events", "event_id")} == {event_id(_event(i)) for i in (1, 3, 4)}
