@@ -12,8 +12,14 @@ Cases (DESIGN.md section 7; issue targets in brackets):
   b. the same number of events spread over 365 days  [<= 1.25x case a]
   c. 1% of case b's events arriving late for day 300: the recompute  [<= 0.25x case b]
   d. 1,000,000 events: completes with the default 2g driver; peak memory printed
+  e. case a's events as 10,000 files of 10 events, one landing batch  [<= 1.25x case a]
+  f. case a's events appended to one file over 100 sensor ticks (a landing batch after each
+     append: 1% of the events, read from where the last tick stopped), then `events`, the fold
+     and the snapshot once  [<= 1.25x case a]
+  g. `lineage-assets serve` on loopback: 10,000 of case a's events sent by 8 openlineage-python
+     clients, one event per request; events/s, p99, events lost
 
-    python benchmarks/pipeline.py [--events 100000] [--cases a,b,c,d] [--work DIR]
+    python benchmarks/pipeline.py [--events 100000] [--cases a,b,c,d,e,f,g] [--work DIR]
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # http_endpoint (case g)
 
 from lineage_assets.defs.resources import spark_resource  # noqa: E402
 from lineage_assets.demo import platform  # noqa: E402
@@ -99,15 +106,26 @@ def bare(spark, path: str, work: str) -> float:
     return seconds
 
 
-def pipeline(spark, drop_dir: str, files: list[str], warehouse: str, first: dt.date, last: dt.date, sample: float) -> dict[str, float]:
-    """One landing batch of what is new in the drop folder (`files`), then `events`, the fold and
-    the snapshot of [first, last], timed."""
+def land(spark, drop_dir: str, warehouse: str, files: list[str] | None = None):
+    """One landing batch of what is new in the drop folder (`files`, when given), checked."""
+    report = land_batch(spark, warehouse, drop_dir, START - dt.timedelta(days=1), lambda _m: None)
+    assert report.check.passed and report.rejected == 0, (report.check.problems, report.rejected_by_reason)
+    if files is not None:
+        assert sorted(f.read.path for f in report.files) == sorted(files), [f.read.path for f in report.files][:10]
+    return report
+
+
+def pipeline(spark, drop_dir: str, files: list[str], warehouse: str, first: dt.date, last: dt.date, sample: float,
+             landing=None) -> dict[str, float]:
+    """One landing batch of what is new in the drop folder (`files`; or `landing()`, which lands
+    and returns its own figures), then `events`, the fold and the snapshot of [first, last], timed."""
     steps: dict[str, float] = {}
     began = time.monotonic()
     quiet = lambda _m: None  # noqa: E731
-    report = land_batch(spark, warehouse, drop_dir, START - dt.timedelta(days=1), quiet)
-    assert report.check.passed and report.rejected == 0, (report.check.problems, report.rejected_by_reason)
-    assert sorted(f.read.path for f in report.files) == sorted(files), [f.read.path for f in report.files]
+    if landing is None:
+        land(spark, drop_dir, warehouse, files)
+    else:
+        steps.update(landing())
     steps["intake"] = time.monotonic() - began
     began = time.monotonic()
     events = build_events(spark, warehouse, first, last)
@@ -128,6 +146,65 @@ def pipeline(spark, drop_dir: str, files: list[str], warehouse: str, first: dt.d
     return steps
 
 
+def split_into_files(source: str, folder: str, files: int) -> list[str]:
+    """The lines of `source` as `files` files of consecutive lines, 1,000 files per subfolder."""
+    with open(source, "rb") as handle:
+        lines = handle.readlines()
+    per = -(-len(lines) // files)
+    names = []
+    for i in range(files):
+        name = f"{i // 1000:02d}/part-{i:05d}.ndjson"
+        os.makedirs(os.path.join(folder, os.path.dirname(name)), exist_ok=True)
+        with open(os.path.join(folder, name), "wb") as out:
+            out.writelines(lines[i * per:(i + 1) * per])
+        names.append(name)
+    return names
+
+
+def append_ticks(spark, source: str, drop_dir: str, warehouse: str, ticks: int) -> dict[str, float]:
+    """Append `source` to one file of the drop folder in `ticks` equal parts (whole lines), with
+    a landing batch after each; returns the ticks' figures."""
+    with open(source, "rb") as handle:
+        lines = handle.readlines()
+    per = -(-len(lines) // ticks)
+    target = os.path.join(drop_dir, "listener.ndjson")
+    seconds, read_bytes = [], 0
+    for i in range(ticks):
+        with open(target, "ab") as out:
+            out.writelines(lines[i * per:(i + 1) * per])
+        began = time.monotonic()
+        report = land(spark, drop_dir, warehouse, ["listener.ndjson"])
+        seconds.append(time.monotonic() - began)
+        read_bytes += report.bytes_read
+    assert read_bytes == os.path.getsize(target), (read_bytes, os.path.getsize(target))  # every byte read once
+    tenth = max(1, ticks // 10)
+    return {"  tick p50": sorted(seconds)[len(seconds) // 2],
+            "  first 10% of ticks, mean": sum(seconds[:tenth]) / tenth, "  last 10% of ticks, mean": sum(seconds[-tenth:]) / tenth}
+
+
+def http_load(source: str, events: int, clients: int) -> dict[str, float]:
+    """`events` of the lines of `source` sent to `lineage-assets serve` by `clients` clients."""
+    import http_endpoint  # noqa: PLC0415 - a sibling script
+
+    sent = []
+    with open(source, "rb") as handle:
+        for line in handle:
+            sent.append(json.loads(line))
+            if len(sent) == events:
+                break
+    folder = tempfile.mkdtemp(prefix="bench_http_")
+    server = http_endpoint.start_server(os.path.join(folder, "drops"))
+    try:
+        result = http_endpoint.run_load(server.url, sent, clients=clients, server_pid=server.process.pid)
+    finally:
+        server.stop()
+    landed = http_endpoint.read_landed(os.path.join(folder, "drops"))
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"events/s": result.events_per_second, "p50 ms": result.percentile(50) * 1000, "p99 ms": result.percentile(99) * 1000,
+            "acknowledged": result.acked, "failed requests": result.failed, "lost": len(landed.missing(result.acked_ids)),
+            "files": landed.files}
+
+
 def _print_steps(label: str, steps: dict[str, float]) -> None:
     print(f"  {label}: total {steps['total']:.1f}s  (runs {steps['_runs']}, column edges {steps['_column_edges']})")
     for name, value in steps.items():
@@ -139,7 +216,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--big", type=int, default=1_000_000, help="events of case d")
-    parser.add_argument("--cases", default="a,b,c,d")
+    parser.add_argument("--cases", default="a,b,c,d,e,f,g")
+    parser.add_argument("--ticks", type=int, default=100, help="ticks of case f")
+    parser.add_argument("--warmup", type=int, default=2000, help="events of an untimed first pass (0: none)")
+    parser.add_argument("--http-events", type=int, default=10_000, help="events of case g")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temporary one, removed after)")
     parser.add_argument("--sample", type=float, default=DEFAULT_CHECK_SAMPLE, help="determinism check sample (default as configured)")
     args = parser.parse_args()
@@ -163,7 +243,14 @@ def main() -> int:
               f"{stats.bytes / 1e6:.0f} MB over {days} day(s) in {time.monotonic() - began:.0f}s")
         return folder, path
 
-    if cases & {"a", "b", "c"}:
+    if args.warmup:  # JIT and the Python workers warmed up before anything is timed, for every case alike
+        drops, path = generate("warmup", args.warmup, 1, seed=3)
+        began = time.monotonic()
+        bare(spark, path, work)
+        pipeline(spark, drops, ["warmup.ndjson"], os.path.join(work, "wh_warmup"), START, START, args.sample)
+        print(f"  warm-up ({args.warmup} events, bare + pipeline, not counted): {time.monotonic() - began:.0f}s")
+        shutil.rmtree(os.path.join(work, "wh_warmup"), ignore_errors=True)
+    if cases & {"a", "b", "c", "e", "f", "g"}:
         print(f"\ncase a: {args.events} events in one file, one day")
         drops, path = generate("a", args.events, 1)
         results["bare_a"] = bare(spark, path, work)
@@ -172,6 +259,33 @@ def main() -> int:
         _print_steps("pipeline", steps)
         results["a"] = steps["total"]
         print(f"  ratio a / bare = {results['a'] / results['bare_a']:.2f}  (target <= 2.0)")
+        source_a = path
+    if cases & {"e", "f", "g"} and "a" not in cases:
+        parser.error("cases e, f and g use case a's events and ratios: add a to --cases")
+    if "e" in cases:
+        print(f"\ncase e: case a's events as 10,000 files")
+        folder = os.path.join(work, "e")
+        names = split_into_files(source_a, folder, 10_000)
+        steps = pipeline(spark, folder, names, os.path.join(work, "wh_e"), START, START, args.sample)
+        _print_steps("pipeline", steps)
+        results["e"] = steps["total"]
+        print(f"  ratio e / a = {results['e'] / results['a']:.2f}  (target <= 1.25)")
+        shutil.rmtree(folder, ignore_errors=True)
+    if "f" in cases:
+        print(f"\ncase f: case a's events appended to one file over {args.ticks} ticks")
+        folder = os.path.join(work, "f")
+        os.makedirs(folder, exist_ok=True)
+        warehouse_f = os.path.join(work, "wh_f")
+        steps = pipeline(spark, folder, [], warehouse_f, START, START, args.sample,
+                         landing=lambda: append_ticks(spark, source_a, folder, warehouse_f, args.ticks))
+        _print_steps("pipeline", steps)
+        results["f"] = steps["total"]
+        print(f"  ratio f / a = {results['f'] / results['a']:.2f}  (target <= 1.25)")
+    if "g" in cases:
+        print(f"\ncase g: {args.http_events} of case a's events to `lineage-assets serve`, 8 clients, one event per request")
+        figures = http_load(source_a, args.http_events, 8)
+        print("  " + ", ".join(f"{k} {v:,.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in figures.items()))
+        results["g_events_per_s"] = figures["events/s"]
     if cases & {"b", "c"}:
         print(f"\ncase b: the same {args.events} events over 365 days")
         drops, path = generate("b", args.events, 365)

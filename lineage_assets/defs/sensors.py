@@ -8,9 +8,10 @@ whether the snapshot is stale. Each tick:
 1. A run of this project whose process died (its warehouse lease is free) is marked failed: the
    default run launcher cannot see a killed run worker, so it would stay STARTED forever.
 2. While a run of this project is queued or running, nothing else is requested (one writer).
-3. Otherwise the first pending work, in pipeline order: a landing batch when the drop folder
-   holds something the ledger lacks; else one run of `events` + the fold over the pending days;
-   else the fold from `fold_from`; else the snapshot.
+3. Otherwise the next pending work, in pipeline order (a landing batch when the drop folder
+   holds something the ledger lacks; one run of `events` + the fold over the pending days; the
+   fold from `fold_from`; the snapshot), starting after the stage of the latest commit: stages
+   take turns, so a file that grows on every tick cannot starve the days it touches.
 4. Work that failed is requested again after a backoff (30 s, doubling, at most an hour); its
    runs show in the UI as failed until one succeeds.
 """
@@ -83,13 +84,24 @@ def _quiet_after_ns(drop_dir: str, now: float) -> int | None:
     return int((now - QUIET_SECONDS) * 1e9)
 
 
+# The stage whose work each commit operation was: the next tick starts looking after it.
+_STAGE_OF_OPERATION = {"landing_batch": "landing", "events": "events", "lineage_fold": "fold", "current_graph": "snapshot"}
+
+
 def next_work(paths: LineagePaths, log=None, today: dt.date | None = None, stages=STAGES) -> tuple[Work | None, str]:
-    """The first pending work in pipeline order among `stages`, and why (for the tick's log)."""
+    """The pending work to run next among `stages`, and why (for the tick's log).
+
+    Stages take turns: the stages are looked at in pipeline order starting after the stage of
+    the latest commit, so a file that grows on every tick cannot starve `events`, the fold or
+    the snapshot (after a landing batch, the days it touched come first; after the snapshot, the
+    drop folder). With nothing arriving this is plain pipeline order."""
     base = commits.latest(paths.warehouse)
-    quiet = _quiet_after_ns(paths.drop_dir, time.time())
-    changes = changed_files(paths.drop_dir, read_ledger(base), log, quiet_after_ns=quiet) if "landing" in stages else []
-    if changes and "landing" in stages:
-        return Work(INTAKE_JOB, f"landing:{base.seq}"), f"{len(changes)} new or grown file(s), e.g. {changes[0].path}"
+    candidates: dict[str, tuple[Work, str]] = {}
+    if "landing" in stages:
+        quiet = _quiet_after_ns(paths.drop_dir, time.time())
+        changes = changed_files(paths.drop_dir, read_ledger(base), log, quiet_after_ns=quiet)
+        if changes:
+            candidates["landing"] = Work(INTAKE_JOB, f"landing:{base.seq}"), f"{len(changes)} new or grown file(s), e.g. {changes[0].path}"
     today_text = str(today or dt.datetime.now(dt.timezone.utc).date())
     pending = Pending.of(base)
     ready = [d for d in pending.event_days if paths.start_date <= d <= today_text]
@@ -99,14 +111,21 @@ def next_work(paths: LineagePaths, log=None, today: dt.date | None = None, stage
         last = max([ready[-1], *([pending.fold_through] if pending.fold_through and pending.fold_through <= today_text else [])])
         held = len(pending.event_days) - len(ready)
         why = f"events of {len(ready)} day(s) to build" + (f" ({held} outside [start date, today] held)" if held else "")
-        return Work(DAILY_JOB, f"days:{first}:{last}:{base.seq}", first, last), why
+        candidates["events"] = Work(DAILY_JOB, f"days:{first}:{last}:{base.seq}", first, last), why
     behind = pending.fold_range()
     if behind is not None and "fold" in stages:
         first, last = behind[0], min(behind[1], today_text)
-        return Work(DAILY_JOB, f"days:{first}:{last}:{base.seq}", first, last), "the fold is behind the events"
+        candidates["fold"] = Work(DAILY_JOB, f"days:{first}:{last}:{base.seq}", first, last), "the fold is behind the events"
     if pending.snapshot_stale and "snapshot" in stages:
-        return Work(SNAPSHOT_JOB, f"snapshot:{base.seq}"), "the current graph is older than the fold"
-    return None, "nothing to do"
+        candidates["snapshot"] = Work(SNAPSHOT_JOB, f"snapshot:{base.seq}"), "the current graph is older than the fold"
+    if not candidates:
+        return None, "nothing to do"
+    last_stage = _STAGE_OF_OPERATION.get(base.info.get("operation", ""))
+    after = STAGES.index(last_stage) + 1 if last_stage else 0
+    for stage in STAGES[after:] + STAGES[:after]:
+        if stage in candidates:
+            return candidates[stage]
+    raise AssertionError("unreachable")
 
 
 def fail_dead_runs(instance, warehouse: str, now: float | None = None, confirm_after: float = 2.0) -> list[str]:

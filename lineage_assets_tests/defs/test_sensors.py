@@ -105,9 +105,10 @@ def snapshot(seq: int, attempt: int = 1):
     return (SNAPSHOT_JOB, f"{key}#{attempt}", {WORK_TAG: key})
 
 
-def commit(paths, ledger=None, props=None) -> commits.Commit:
-    """A commit of the ledger (when given) and of the progress properties, without Spark."""
-    with commits.Transaction(paths.warehouse, "test") as txn:
+def commit(paths, ledger=None, props=None, operation: str = "test") -> commits.Commit:
+    """A commit of the ledger (when given) and of the progress properties, without Spark, as
+    `operation` (the sensor looks first at the stage after the latest commit's)."""
+    with commits.Transaction(paths.warehouse, operation) as txn:
         if ledger is not None:
             rows = [state.as_row() for _path, state in sorted(ledger.items())]
             txn.stage_arrow(pa.Table.from_pylist(rows), tables.DROP_LEDGER)
@@ -122,7 +123,7 @@ def land(paths, event_days=()) -> commits.Commit:
     changes = changed_files(paths.drop_dir, ledger)
     assert changes, "nothing new to land"
     _units, reads = plan_reads(paths.drop_dir, changes, f"batch-{base.seq + 1}")
-    return commit(paths, updated(ledger, [r.state for r in reads]), progress.after_landing(base, event_days))
+    return commit(paths, updated(ledger, [r.state for r in reads]), progress.after_landing(base, event_days), "landing_batch")
 
 
 def make_run(instance, job: str, status: DagsterRunStatus, tags: dict | None = None):
@@ -333,7 +334,7 @@ def events_commit(paths, built: list[str]) -> commits.Commit:
 
 def fold_commit(paths, first: str, last: str) -> commits.Commit:
     base = commits.latest(paths.warehouse)
-    return commit(paths, props=progress.after_fold(base, dt.date.fromisoformat(first), dt.date.fromisoformat(last)))
+    return commit(paths, props=progress.after_fold(base, dt.date.fromisoformat(first), dt.date.fromisoformat(last)), operation="lineage_fold")
 
 
 def test_a_whole_cycle_driven_by_the_commits(instance, paths, tmp_path):
@@ -352,6 +353,33 @@ def test_a_whole_cycle_driven_by_the_commits(instance, paths, tmp_path):
     assert requested(evaluate(instance, paths)) == [landing(base.seq + 1)]
     base = land(paths, ["2024-03-01"])
     assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-02", base.seq)]
+
+
+def test_a_file_that_grows_on_every_tick_does_not_starve_the_rest(instance, paths, tmp_path):
+    """Stages take turns: after a landing batch, the days it touched; after the fold, the
+    snapshot; after the snapshot, the drop folder again, though it had grown all along."""
+    listener = tmp_path / "drops" / "listener.ndjson"
+
+    def grow() -> None:
+        with open(listener, "ab") as handle:
+            handle.write(EVENT)
+
+    grow()
+    assert requested(evaluate(instance, paths)) == [landing(0)]
+    base = land(paths, ["2024-03-01"])
+    grow()
+    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-01", base.seq)]
+    events_commit(paths, ["2024-03-01"])
+    base = fold_commit(paths, "2024-03-01", "2024-03-01")
+    grow()
+    assert requested(evaluate(instance, paths)) == [snapshot(base.seq)]
+    base = commit(paths, props=progress.after_snapshot(), operation="current_graph")
+    assert requested(evaluate(instance, paths)) == [landing(base.seq)]
+    base = land(paths, ["2024-03-02"])
+    assert requested(evaluate(instance, paths)) == [days("2024-03-02", "2024-03-02", base.seq)]
+    base = commit(paths, props=progress.after_snapshot(), operation="test")  # not a stage's commit: pipeline order
+    grow()
+    assert requested(evaluate(instance, paths)) == [landing(base.seq)]
 
 
 def test_a_fold_that_failed_after_its_events_is_retried_through_every_built_day(instance, paths, tmp_path):
