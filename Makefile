@@ -33,9 +33,9 @@ TEST_WORKERS ?= 2
 test: check-java $(STAMP)
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-# The Spark-free tests (no JVM): the edit-test loop.
+# The Spark-free tests (no JVM), without the multi-process fault and load tests: the edit-test loop.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not spark"
+	$(BIN)/python -m pytest -q -m "not spark and not slow"
 
 dev: check-java $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -w workspace.yaml

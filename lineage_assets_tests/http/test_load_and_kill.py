@@ -7,7 +7,11 @@ import os
 import signal
 import threading
 
+import pytest
+
 SCHEDULE_SECONDS = 25  # measured (--durations); conftest runs long files first
+
+pytestmark = pytest.mark.slow
 
 
 def test_load_on_loopback_loses_nothing_and_groups_requests(bench, tmp_path):

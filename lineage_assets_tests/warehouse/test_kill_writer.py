@@ -92,6 +92,7 @@ def _writer(root: str, source: str, env: dict) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_a_writer_killed_at_every_fault_point_leaves_only_whole_commits(tmp_path):
     base, source = _prepare(tmp_path)
     before = _answer(base)
