@@ -128,10 +128,11 @@ def column_edges(terminal: DataFrame, run_versions: DataFrame, resolved_inputs: 
         "run_id", F.col("namespace").alias("input_namespace"), F.col("name").alias("input_name"),
         F.col("version_id").alias("input_version_id"),
     )
+    # a coalesced run names each input once (`coalesce._merge_datasets`): one row per (run, input)
     input_schemas = terminal.select("run_id", F.explode("inputs").alias("i")).select(
         "run_id", F.col("i.namespace").alias("input_namespace"), F.col("i.name").alias("input_name"),
         schema_fields(F.get_json_object("i.facets", "$.schema.fields")).alias("_input_fields"),
-    ).dropDuplicates(["run_id", "input_namespace", "input_name"])
+    )
     out_fields = fields.select(
         F.col("version_id").alias("output_version_id"), F.col("field_path").alias("output_field"),
         F.col("type").alias("output_field_type"), F.lit(True).alias("_out_known"),
