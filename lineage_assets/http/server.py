@@ -345,7 +345,7 @@ def events_to_ndjson(body: bytes) -> tuple[bytes, int]:
             except Rejection as rejection:
                 code, reason = rejection.code, rejection.reason
             except Exception as exc:  # noqa: BLE001 - no event may crash the endpoint
-                code, reason = reasons.INVALID_FIELD, f"event cannot be stored: {type(exc).__name__}: {exc}"[:500]
+                code, reason = reasons.INTERNAL_ERROR, f"event cannot be stored: {type(exc).__name__}: {exc}"[:500]
         if code is not None:
             failures.append({"index": index, "line": record.source_line, "error": code, "detail": reason})
     data = b""
@@ -354,13 +354,13 @@ def events_to_ndjson(body: bytes) -> tuple[bytes, int]:
             data = "".join(line + "\n" for line in lines).encode("utf-8")
             again = decode_drop(data)
         except Exception as exc:  # noqa: BLE001 - e.g. a string that is not text
-            again, failures = [], [{"index": 0, "line": 1, "error": reasons.INVALID_FIELD, "detail": f"events cannot be stored: {exc}"[:500]}]
+            again, failures = [], [{"index": 0, "line": 1, "error": reasons.INTERNAL_ERROR, "detail": f"events cannot be stored: {exc}"[:500]}]
         for index, record in enumerate(again):
             if not record.ok:
                 failures.append({"index": index, "line": record.source_line, "error": record.error_code,
                                  "detail": f"as stored: {record.error}"})
         if not failures and len(again) != len(records):
-            failures.append({"index": 0, "line": 1, "error": reasons.INVALID_FIELD,
+            failures.append({"index": 0, "line": 1, "error": reasons.INTERNAL_ERROR,
                              "detail": f"{len(records)} events became {len(again)} lines"})
     if failures:
         first = failures[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from typing import Any
 
 from lineage_assets.ids import canonical_json
@@ -65,13 +66,22 @@ def code_version(job_facets: dict[str, Any]) -> str | None:
     return None
 
 
+def _canonical_uuid(value: Any) -> str | None:
+    """A runId as the run_id column holds it (lowercase 8-4-4-4-12), so a parent named in
+    capitals still finds its run; the intake has checked it is a UUID."""
+    try:
+        return str(uuid.UUID(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
 def _parent_ids(run_facets: dict[str, Any]) -> tuple[str | None, str | None]:
     parent = run_facets.get("parent")
     if not isinstance(parent, dict):
         return None, None
-    parent_id = (parent.get("run") or {}).get("runId")
+    parent_id = _canonical_uuid((parent.get("run") or {}).get("runId"))
     root = (parent.get("root") or {}).get("run") or {}
-    return parent_id, root.get("runId") or parent_id
+    return parent_id, _canonical_uuid(root.get("runId")) or parent_id
 
 
 def is_streaming(job_facets: dict[str, Any]) -> bool:

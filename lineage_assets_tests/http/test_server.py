@@ -372,3 +372,15 @@ def test_a_failed_write_is_503_stores_nothing_and_the_next_request_succeeds(tmp_
     assert (failed.status_code, failed.json()["error"]) == (503, "storage_unavailable")
     assert after.status_code == 200
     assert landed_ids(drops) == [event_id(events[1])]  # no file, and no .tmp, for the failed one
+
+
+def test_an_unexpected_error_while_checking_an_event_is_400_internal_error_and_stores_nothing(tmp_path, monkeypatch):
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("a bug in the checker")
+
+    monkeypatch.setattr(server_module, "event_row", broken)
+    with serving(tmp_path / "drops") as (url, _app):
+        response = _post(url, json.dumps(_events(1)[0]).encode())
+    assert response.status_code == 400
+    assert response.json()["error"] == "internal_error" and "a bug in the checker" in response.json()["detail"]
+    assert landed(tmp_path / "drops") == {}

@@ -310,6 +310,18 @@ def test_parent_without_root_the_parent_is_the_root():
     assert run["root_run_id"] == parent
 
 
+def test_parent_and_root_run_ids_in_capitals_are_stored_as_run_ids_are():
+    parent = "0D9F4A5E-1111-4C4C-8A8A-00000000000A"
+    root = "0D9F4A5E-2222-4C4C-8A8A-00000000000B"
+    facets = {"parent": {"run": {"runId": parent}, "job": {"namespace": "a", "name": "b"},
+                         "root": {"run": {"runId": root}, "job": {"namespace": "a", "name": "c"}}}}
+    run, _ = coalesce_run([_event("e1", _t(1), "COMPLETE", run_facets=facets)])
+    assert (run["parent_run_id"], run["root_run_id"]) == (parent.lower(), root.lower())
+    only_parent = {"parent": {"run": {"runId": parent}, "job": {"namespace": "a", "name": "b"}}}
+    run, _ = coalesce_run([_event("e2", _t(1), "COMPLETE", run_facets=only_parent)])
+    assert run["root_run_id"] == parent.lower()
+
+
 def test_no_parent_facet_gives_no_parent_or_root():
     run, _ = coalesce_run([_event("e1", _t(1), "COMPLETE")])
     assert run["parent_run_id"] is None
