@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, Window
@@ -169,8 +170,11 @@ def dataset_version_id(namespace: Column, name: Column, key: str, value: Column)
 # ---------------------------------------------------------------------------------- Spark assembly
 
 
-def _names(col: str) -> Column:
-    return F.transform(F.col(col), lambda d: F.struct(d["namespace"].alias("namespace"), d["name"].alias("name")))
+def io_names(col: str) -> Column:
+    """array<struct<namespace, name>> of an inputs/outputs column. Built from the two field arrays
+    (`inputs.namespace`, `inputs.name`), so a Parquet scan reads only those two fields, not the
+    datasets' facets (a lambda over whole elements would read everything)."""
+    return F.arrays_zip(F.col(f"{col}.namespace").alias("namespace"), F.col(f"{col}.name").alias("name"))
 
 
 def _facet(col: str, path: str) -> Column:
@@ -221,8 +225,9 @@ def _latest_before(versions: DataFrame, reads: DataFrame, key: list[str]) -> Dat
     return found.select(*key, "reader", F.when(own, F.col("v.prev.version_id")).otherwise(F.col("v.cur.version_id")).alias("version_id"))
 
 
-def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf) -> RangeTables:
-    """The history tables of days [first, last] and the state rows valid on days >= first."""
+def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf, lap: Callable[[str], None] = lambda _s: None) -> RangeTables:
+    """The history tables of days [first, last] and the state rows valid on days >= first.
+    `lap(step)` is called after each intermediate is computed (for the report's timings)."""
     events = events.filter((F.col("event_date") >= F.lit(first)) & (F.col("event_date") <= F.lit(last)))
     event_cols = [*t.EVENT_COLUMNS.fieldNames(), "event_date"]
     carried = prev.open_events.select(*event_cols, "valid_from")
@@ -232,22 +237,24 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
         map_groups(run_events.select(*SEGMENT_INPUT), ["run_id"], _segments_fn(first), SEGMENT_ROWS)  # not the raw event text
         .localCheckpoint()
     )
+    lap("coalesce")
     terminal = segments.filter("kind = 'run'").drop("kind", "event_id", "valid_to")
     mismatched = segments.filter("kind = 'mismatch'").select("event_id")
-    job_mismatch = events.join(mismatched, "event_id", "left_semi")
+    # the whole event rows of mismatches: a scan of every column of the range, so only when there are any
+    job_mismatch = events.limit(0) if mismatched.isEmpty() else events.join(mismatched, "event_id", "left_semi")
 
     # ---- fold items: terminal batch runs, JobEvents, io-reporting events of streaming runs
     batch_items = terminal.filter("not streaming").select(
-        "job_namespace", "job_name", "run_id", "ended_at", "state", _names("inputs").alias("inputs"),
-        _names("outputs").alias("outputs"), "code_version",
+        "job_namespace", "job_name", "run_id", "ended_at", "state", io_names("inputs").alias("inputs"),
+        io_names("outputs").alias("outputs"), "code_version",
     )
     job_event_items = events.filter("event_kind = 'JOB'").select(
         "job_namespace", "job_name", F.col("event_id").alias("run_id"), F.col("event_time").alias("ended_at"),
-        F.coalesce("event_type", F.lit("COMPLETE")).alias("state"), _names("inputs").alias("inputs"),
-        _names("outputs").alias("outputs"), code_version_of("job_facets").alias("code_version"),
+        F.coalesce("event_type", F.lit("COMPLETE")).alias("state"), io_names("inputs").alias("inputs"),
+        io_names("outputs").alias("outputs"), code_version_of("job_facets").alias("code_version"),
     )
     streaming_items = segments.filter("kind = 'item'").select("event_id", "job_namespace", "job_name", "run_id", "ended_at", "state", "code_version").join(
-        events.select("event_id", _names("inputs").alias("inputs"), _names("outputs").alias("outputs")), "event_id"
+        events.select("event_id", io_names("inputs").alias("inputs"), io_names("outputs").alias("outputs")), "event_id"
     ).drop("event_id")
     items = batch_items.unionByName(job_event_items).unionByName(streaming_items)
     job_key = ["job_namespace", "job_name"]
@@ -264,6 +271,7 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
     folded = (
         map_groups(state_input.unionByName(item_input), job_key, _fold_groups, FOLD_ROWS).localCheckpoint()
     )
+    lap("job_fold")
     job_versions = folded.filter("kind = 'version'").select(*t.JOB_VERSIONS.columns.fieldNames()).withColumn(
         "created_date", F.to_date("created_at")
     )
@@ -292,6 +300,7 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
         _facet("o.io_facets", "$.outputStatistics.rowCount").cast("long").alias("row_count"),
         F.col("end_date").alias("created_date"),
     ).localCheckpoint()
+    lap("output_versions")
     dataset_events = events.filter("event_kind = 'DATASET'").select(
         dataset_version_id(F.col("dataset_namespace"), F.col("dataset_name"), "event_id", F.col("event_id")).alias("version_id"),
         F.col("dataset_namespace").alias("namespace"), F.col("dataset_name").alias("name"),
@@ -340,6 +349,7 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
         .dropDuplicates(["run_id", *ds_key])
         .localCheckpoint()
     )
+    lap("input_resolution")
     input_versions = resolved.groupBy("run_id").agg(F.array_sort(F.collect_list(F.struct(*ds_key, "version_id"))).alias("input_versions"))
     output_versions = run_versions.groupBy("run_id").agg(F.array_sort(F.collect_list(F.struct(*ds_key, "version_id"))).alias("output_versions"))
     empty_versions = F.array().cast(T.ArrayType(t.VERSIONED))
@@ -358,7 +368,9 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
 
     # ---- column lineage and dataset fields
     fields = cl.dataset_fields(dataset_versions, extra=("created_date",)).localCheckpoint()
+    lap("dataset_fields")
     edges = cl.column_edges(terminal, run_versions, resolved, fields.drop("created_date")).localCheckpoint()
+    lap("column_edges")
     column_lineage = edges.withColumn("created_date", F.to_date("created_at"))
 
     # ---- new state: every row valid on some day >= first

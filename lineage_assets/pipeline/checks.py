@@ -12,6 +12,7 @@ import duckdb
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lineage_assets.lineage.fold import io_names
 from lineage_assets.query.node_ids import dataset_node_sql, job_node_sql
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
@@ -86,9 +87,8 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float) -> tuple[S
     """(the sample, the events to recompute it from, the carried open events to recompute it from)."""
     if rate >= 1:
         return Sample(rate), events, carried
-    run_events = events.filter("event_kind = 'RUN'").select("run_id", "job_namespace", "job_name", "inputs", "outputs").unionByName(
-        carried.select("run_id", "job_namespace", "job_name", "inputs", "outputs")
-    )
+    names = ["run_id", "job_namespace", "job_name", io_names("inputs").alias("inputs"), io_names("outputs").alias("outputs")]
+    run_events = events.filter("event_kind = 'RUN'").select(*names).unionByName(carried.select(*names))  # not the facets
     sampled = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), rate)
     runs = run_events.filter(sampled).select("run_id").distinct()
     touched = run_events.join(runs, "run_id", "left_semi")

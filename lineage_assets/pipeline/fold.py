@@ -98,16 +98,18 @@ def run_fold(
             last = through
             log(f"lineage fold: extending {first}..{requested_last} to {last}, the last day already folded")
         events, prev = fold_inputs(spark, base, first, last)
-        tables = fold_range(first, last, events, prev)
-        lap("plan_and_coalesce")
+        lap("read_state")
+        tables = fold_range(first, last, events, prev, lap=lap)
+        lap("plan")
         with commits.Transaction(root, "lineage_fold") as txn:
             for name, df in tables.outputs().items():  # every partition of the range and after is replaced (state: valid_to >= first)
                 table = t.get(name)
                 txn.stage(df.repartition(table.day_column), table, replace=commits.on_or_after(table.day_column, first))
+                lap(f"write.{name}")
             since = commits.on_or_after("read_date", first)
             txn.stage(_mismatch_rejects(tables.job_mismatch), t.REJECTED_EVENTS,
                       replace=lambda p: p["batch_id"] == reasons.JOB_MISMATCH and since(p))
-            lap("compute_and_write")
+            lap("write.job_mismatch")
             staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
             written = fingerprints({name: (df, t.get(name).day_column) for name, df in staged.items()})
             lap("hash_written")
