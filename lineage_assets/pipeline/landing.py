@@ -182,7 +182,9 @@ def _read_locally(root, drop_dir, units, start, base, batch_id, today, leave_out
     records = Counter(r["source_file"] for r in parsed)
     dates = {r["event_date"] for r in parsed if r["accepted"]}
     known_rejects = local_intake.known_rejects(base, replaced) if replaced else None
-    staged = local_intake.stage_rows(parsed, batch_id, today, local_intake.known_event_ids(base, dates), known_rejects)
+    accepted_ids = {r["event_id"] for r in parsed if r["accepted"]}
+    known_ids = local_intake.known_event_ids(base, dates, accepted_ids)
+    staged = local_intake.stage_rows(parsed, batch_id, today, known_ids, known_rejects)
     events, rejected = staged.tables()
     txn.stage_arrow(events, t.LANDED_EVENTS)
     txn.stage_arrow(rejected, t.REJECTED_EVENTS)
