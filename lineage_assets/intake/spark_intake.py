@@ -105,8 +105,11 @@ def stage_drop(
 
 def consolidate(landed: DataFrame) -> DataFrame:
     """The `events` rows of the days `landed` holds (every drop's staging of them), each event
-    once, one file per day sorted by time."""
-    firsts = first_per_event(landed)
+    once, one file per day sorted by time. Whether any event was staged twice is asked of the
+    event_id column alone first: without duplicates (the usual case) the wide rows are not
+    shuffled by event_id at all."""
+    repeated = landed.groupBy("event_id").count().filter("count > 1").limit(1).count() > 0
+    firsts = first_per_event(landed) if repeated else landed
     return (
         firsts.select(*t.EVENTS.column_names)
         .repartition("event_date")

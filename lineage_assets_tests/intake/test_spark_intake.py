@@ -111,3 +111,6 @@ def test_consolidate_keeps_one_row_per_event_whatever_the_drop_order(spark, tmp_
     assert rows[0].source_file == "a.ndjson"  # the earliest (source_file, source_line) is kept
     assert fingerprint(one) == fingerprint(other)
     assert fingerprint(one) != fingerprint(one.limit(1))
+    alone = consolidate(second)  # nothing staged twice: the rows as staged, sorted
+    assert [(r.event_id, r.source_file) for r in alone.collect()] == [(event_id(a), "a.ndjson")]
+    assert fingerprint(consolidate(first)) == fingerprint(consolidate(first.unionByName(first)))
