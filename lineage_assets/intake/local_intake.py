@@ -93,11 +93,11 @@ def known_event_ids(commit: commits.Commit, days: set[str], among: set[str]) -> 
 
 def known_rejects(commit: commits.Commit, paths: list[str]) -> set[tuple]:
     """(source_file, source_line, raw) of the rejects stored in `commit` for the files `paths`."""
-    rows = _column(commit.files(t.REJECTED_EVENTS.name), list(REJECT_KEY))
-    if rows is None or not paths:
+    files = commit.files(t.REJECTED_EVENTS.name)
+    if not files or not paths:
         return set()
-    wanted = set(paths)
-    return {tuple(r.values()) for r in rows.to_pylist() if r["source_file"] in wanted}
+    rows = pq.read_table(files, columns=list(REJECT_KEY), filters=[("source_file", "in", sorted(set(paths)))])
+    return {tuple(r.values()) for r in rows.to_pylist()}
 
 
 def staged_column_values(txn: commits.Transaction, table: str, column: str) -> list[tuple[str, str]]:
