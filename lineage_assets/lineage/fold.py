@@ -27,9 +27,15 @@ from pyspark.sql import types as T
 
 from lineage_assets.ids import content_uuid
 from lineage_assets.lineage import column_lineage as cl
-from lineage_assets.lineage.coalesce import code_version, coalesce_segments
+from lineage_assets.lineage.checkpoint import checkpoint
+from lineage_assets.lineage.coalesce import coalesce_segments, code_version
 from lineage_assets.lineage.per_group import map_groups
-from lineage_assets.lineage.versioning import FoldItem, JobState, fold_job_by_day, version_content
+from lineage_assets.lineage.versioning import (
+    FoldItem,
+    JobState,
+    fold_job_by_day,
+    version_content,
+)
 from lineage_assets.warehouse import schemas
 from lineage_assets.warehouse import tables as t
 
@@ -235,7 +241,7 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
 
     segments = (
         map_groups(run_events.select(*SEGMENT_INPUT), ["run_id"], _segments_fn(first), SEGMENT_ROWS)  # not the raw event text
-        .localCheckpoint()
+        .transform(checkpoint)
     )
     lap("coalesce")
     terminal = segments.filter("kind = 'run'").drop("kind", "event_id", "valid_to")
@@ -269,7 +275,7 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
         *[F.lit(None).cast(f.dataType).alias(f"s_{f.name}") for f in JOB_STATE_COLUMNS],
     )
     folded = (
-        map_groups(state_input.unionByName(item_input), job_key, _fold_groups, FOLD_ROWS).localCheckpoint()
+        map_groups(state_input.unionByName(item_input), job_key, _fold_groups, FOLD_ROWS).transform(checkpoint)
     )
     lap("job_fold")
     job_versions = folded.filter("kind = 'version'").select(*t.JOB_VERSIONS.columns.fieldNames()).withColumn(
@@ -299,7 +305,7 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
         "job_version_id", F.col("ended_at").alias("created_at"), *_version_facets("o.facets"),
         _facet("o.io_facets", "$.outputStatistics.rowCount").cast("long").alias("row_count"),
         F.col("end_date").alias("created_date"),
-    ).localCheckpoint()
+    ).transform(checkpoint)
     lap("output_versions")
     dataset_events = events.filter("event_kind = 'DATASET'").select(
         dataset_version_id(F.col("dataset_namespace"), F.col("dataset_name"), "event_id", F.col("event_id")).alias("version_id"),
@@ -347,7 +353,7 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
             F.coalesce("by_facet", "by_time", dataset_version_id(F.col("namespace"), F.col("name"), "source", F.col("wanted_storage_version"))).alias("version_id"),
         )
         .dropDuplicates(["run_id", *ds_key])
-        .localCheckpoint()
+        .transform(checkpoint)
     )
     lap("input_resolution")
     input_versions = resolved.groupBy("run_id").agg(F.array_sort(F.collect_list(F.struct(*ds_key, "version_id"))).alias("input_versions"))
@@ -367,9 +373,9 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
     runs = terminal.select(*t.RUNS.columns.fieldNames(), "end_date")
 
     # ---- column lineage and dataset fields
-    fields = cl.dataset_fields(dataset_versions, extra=("created_date",)).localCheckpoint()
+    fields = cl.dataset_fields(dataset_versions, extra=("created_date",)).transform(checkpoint)
     lap("dataset_fields")
-    edges = cl.column_edges(terminal, run_versions, resolved, fields.drop("created_date")).localCheckpoint()
+    edges = cl.column_edges(terminal, run_versions, resolved, fields.drop("created_date")).transform(checkpoint)
     lap("column_edges")
     column_lineage = edges.withColumn("created_date", F.to_date("created_at"))
 

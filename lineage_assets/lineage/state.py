@@ -14,6 +14,7 @@ import datetime as dt
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from lineage_assets.lineage.checkpoint import checkpoint
 from lineage_assets.lineage.fold import StateAsOf
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
@@ -29,7 +30,7 @@ def _rows(spark: SparkSession, commit: commits.Commit, table: t.Table, day: dt.d
 
 def state_as_of(spark: SparkSession, commit: commits.Commit, day: dt.date) -> StateAsOf:
     """The state at the end of `day` as `commit` holds it."""
-    open_events = _rows(spark, commit, t.STATE_OPEN_EVENTS, day).localCheckpoint()
+    open_events = _rows(spark, commit, t.STATE_OPEN_EVENTS, day).transform(checkpoint)
     earliest = open_events.agg(F.min("valid_from")).first()[0]
     datasets = _rows(spark, commit, t.STATE_DATASETS, day)
     return StateAsOf(

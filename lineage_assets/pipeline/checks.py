@@ -12,6 +12,7 @@ import duckdb
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lineage_assets.lineage.checkpoint import checkpoint
 from lineage_assets.lineage.fold import io_names
 from lineage_assets.query.node_ids import dataset_node_sql, job_node_sql
 from lineage_assets.warehouse import commits
@@ -92,11 +93,11 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float) -> tuple[S
     sampled = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), rate)
     runs = run_events.filter(sampled).select("run_id").distinct()
     touched = run_events.join(runs, "run_id", "left_semi")
-    datasets = touched.select(F.explode(F.concat("inputs", "outputs")).alias("d")).select("d.namespace", "d.name").distinct().localCheckpoint()
+    datasets = touched.select(F.explode(F.concat("inputs", "outputs")).alias("d")).select("d.namespace", "d.name").distinct().transform(checkpoint)
     writers = run_events.select("run_id", F.explode("outputs").alias("o")).select(
         "run_id", F.col("o.namespace").alias("namespace"), F.col("o.name").alias("name")
     ).join(datasets, ["namespace", "name"], "left_semi").select("run_id")
-    needed = runs.unionByName(writers).distinct().localCheckpoint()
+    needed = runs.unionByName(writers).distinct().transform(checkpoint)
     keep = (
         events.filter("event_kind = 'RUN'").join(needed, "run_id", "left_semi")
         .unionByName(events.filter("event_kind = 'JOB'").filter(sampled))
@@ -104,7 +105,7 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float) -> tuple[S
             datasets.select(F.col("namespace").alias("dataset_namespace"), F.col("name").alias("dataset_name")),
             ["dataset_namespace", "dataset_name"], "left_semi"))
     )
-    return Sample(rate, runs.localCheckpoint(), datasets), keep, carried.join(needed, "run_id", "left_semi")
+    return Sample(rate, runs.transform(checkpoint), datasets), keep, carried.join(needed, "run_id", "left_semi")
 
 
 def restrict(name: str, df: DataFrame, sample: Sample, dataset_versions: DataFrame) -> DataFrame:

@@ -35,6 +35,7 @@ from lineage_assets.intake.ledger import (
 )
 from lineage_assets.intake.read_plan import FileRead, ReadUnit, plan_reads
 from lineage_assets.intake.spark_intake import read_units, stage_drop
+from lineage_assets.lineage.checkpoint import keep
 from lineage_assets.pipeline import progress
 from lineage_assets.pipeline.checks import CheckReport
 from lineage_assets.settings import local_intake_max_bytes
@@ -199,7 +200,7 @@ def _read_locally(root, drop_dir, units, start, base, batch_id, today, leave_out
 
 
 def _read_with_spark(spark, root, drop_dir, units, start, base, batch_id, today, leave_out, replaced, txn) -> _Read:
-    parsed_all = read_units(spark, drop_dir, units, start).cache()
+    parsed_all = keep(read_units(spark, drop_dir, units, start))
     try:
         counted = parsed_all.groupBy("source_file", "accepted", "event_date").count().collect()
         moved = leave_out()
