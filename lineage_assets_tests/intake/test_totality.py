@@ -610,7 +610,7 @@ def test_the_fold_never_crashes_on_what_the_intake_accepts():
     runs = [s for s in segments if s["kind"] == "run"]
     assert {r["run_id"] for r in runs} == {RUN_A, RUN_B, RUN_C} and all(r["state"] in TERMINAL for r in runs)
     run_a, run_b, run_c = (next(r for r in runs if r["run_id"] == run) for run in (RUN_A, RUN_B, RUN_C))
-    assert (run_a["parent_run_id"], run_a["root_run_id"]) == (None, UUID_TEXT.upper())  # a parent naming only its root
+    assert (run_a["parent_run_id"], run_a["root_run_id"]) == (None, UUID_TEXT)  # a parent naming only its root (in capitals), stored as run ids are
     assert (run_b["parent_run_id"], run_b["root_run_id"]) == (UUID_TEXT, UUID_TEXT)
     assert (run_c["parent_run_id"], run_c["root_run_id"]) == (None, None)
     assert run_a["code_version"] == "https://git/x.py"
