@@ -17,6 +17,7 @@ from lineage_assets.intake.validate import event_row
 from lineage_assets.lineage.state import current_rows
 from lineage_assets.pipeline.fold import run_fold
 from lineage_assets.pipeline.snapshot import CurrentState, stage_current_graph
+from lineage_assets.settings import DEFAULT_LOCAL_INTAKE_MAX_BYTES
 from lineage_assets.warehouse import commits, tables
 
 _RUN_NS = uuid.UUID("0b7c2b52-7d44-4f4a-9d3e-5c1a2f9e8d10")
@@ -214,3 +215,9 @@ class ByteCounter:
 
         monkeypatch.setattr(builtins, "open", counting_open)
         monkeypatch.setattr(io, "open", counting_open)
+
+
+def land_by(monkeypatch, way: str) -> None:
+    """Landing batches of the test read `way` ("spark" or "local"), whatever their size."""
+    assert way in ("spark", "local"), way
+    monkeypatch.setenv("LINEAGE_LOCAL_INTAKE_MAX_BYTES", "0" if way == "spark" else str(DEFAULT_LOCAL_INTAKE_MAX_BYTES))

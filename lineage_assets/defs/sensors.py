@@ -32,10 +32,14 @@ from dagster import (
     SkipReason,
     sensor,
 )
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+)
 
 from lineage_assets.defs.resources import LineagePaths
 from lineage_assets.intake.ledger import changed_files
+from lineage_assets.pipeline import events, fold, landing, snapshot
 from lineage_assets.pipeline.landing import read_ledger
 from lineage_assets.pipeline.progress import Pending
 from lineage_assets.warehouse import commits, leases
@@ -85,7 +89,7 @@ def _quiet_after_ns(drop_dir: str, now: float) -> int | None:
 
 
 # The stage whose work each commit operation was: the next tick starts looking after it.
-_STAGE_OF_OPERATION = {"landing_batch": "landing", "events": "events", "lineage_fold": "fold", "current_graph": "snapshot"}
+_STAGE_OF_OPERATION = {landing.OPERATION: "landing", events.OPERATION: "events", fold.OPERATION: "fold", snapshot.OPERATION: "snapshot"}
 
 
 def next_work(paths: LineagePaths, log=None, today: dt.date | None = None, stages=STAGES) -> tuple[Work | None, str]:
@@ -122,10 +126,7 @@ def next_work(paths: LineagePaths, log=None, today: dt.date | None = None, stage
         return None, "nothing to do"
     last_stage = _STAGE_OF_OPERATION.get(base.info.get("operation", ""))
     after = STAGES.index(last_stage) + 1 if last_stage else 0
-    for stage in STAGES[after:] + STAGES[:after]:
-        if stage in candidates:
-            return candidates[stage]
-    raise AssertionError("unreachable")
+    return next(candidates[stage] for stage in STAGES[after:] + STAGES[:after] if stage in candidates)
 
 
 def fail_dead_runs(instance, warehouse: str, now: float | None = None, confirm_after: float = 2.0) -> list[str]:

@@ -16,6 +16,7 @@ from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprints
 
 UNIQUE_EVENTS = "events_unique_and_complete"
+OPERATION = "events"  # the commit's operation
 
 
 @dataclass
@@ -48,7 +49,7 @@ def build_events(spark: SparkSession, root: str, first: dt.date, last: dt.date) 
         if dirty:
             in_range = lambda p: p["event_date"] in dirty  # noqa: E731
         landed = commits.read_table(spark, root, "landed_events", where=in_range, commit=base)
-        with commits.Transaction(root, "events") as txn:
+        with commits.Transaction(root, OPERATION) as txn:
             txn.stage(consolidate(landed), t.EVENTS, replace=in_range)
             written = txn.read_staged(spark, "events")
             prints = fingerprints({"events": (written, "event_date")})["events"]

@@ -22,6 +22,7 @@ from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprin
 
 DETERMINISM = "fold_recomputes_identically"
 KEYS = "keys_unique_and_versions_exist"
+OPERATION = "lineage_fold"  # the commit's operation
 OUTPUTS = t.FOLD_OUTPUTS
 
 
@@ -101,7 +102,7 @@ def run_fold(
         lap("read_state")
         tables = fold_range(first, last, events, prev, lap=lap)
         lap("plan")
-        with commits.Transaction(root, "lineage_fold") as txn:
+        with commits.Transaction(root, OPERATION) as txn:
             for name, df in tables.outputs().items():  # every partition of the range and after is replaced (state: valid_to >= first)
                 table = t.get(name)
                 txn.stage(df.repartition(table.day_column), table, replace=commits.on_or_after(table.day_column, first))

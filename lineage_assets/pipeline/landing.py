@@ -44,6 +44,7 @@ from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.schemas import arrow_schema
 
 ACCOUNTING = "intake_accounting_balances"
+OPERATION = "landing_batch"  # the commit's operation
 
 
 def new_batch_id(now: dt.datetime | None = None) -> str:
@@ -272,7 +273,7 @@ def land_batch(
             return moved
 
         replaced = sorted(r.path for r in reads if r.kind == REPLACED)
-        with commits.Transaction(root, "landing_batch") as txn:
+        with commits.Transaction(root, OPERATION) as txn:
             args = (root, drop_dir, units, start, base, batch_id, today, leave_out, replaced, txn)
             if local:
                 found = _read_locally(*args)

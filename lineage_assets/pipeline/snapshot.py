@@ -17,6 +17,7 @@ from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.content_hash import WHOLE, fingerprints
 
 COMPONENTS = "components_match_an_independent_computation"
+OPERATION = "current_graph"  # the commit's operation
 
 
 @dataclass
@@ -59,7 +60,7 @@ def stage_current_graph(spark: SparkSession, txn: commits.Transaction, state: Cu
 def publish_current_graph(spark: SparkSession, root: str, log: Callable[[str], None] = print) -> SnapshotReport:
     with commits.writer(root):
         base = commits.latest(root)
-        with commits.Transaction(root, "current_graph") as txn:
+        with commits.Transaction(root, OPERATION) as txn:
             stage_current_graph(spark, txn, CurrentState.of(spark, base))
             staged = {table.name: (txn.read_staged(spark, table.name), None) for table in t.SNAPSHOTS}
             prints = fingerprints(staged)

@@ -16,8 +16,9 @@ from lineage_assets.defs.resources import LineagePaths
 from lineage_assets.defs.sensors import WORK_TAG, evaluate_drop_sensor
 from lineage_assets.ids import event_id
 from lineage_assets.runner import ingest
-from lineage_assets.settings import DEFAULT_LOCAL_INTAKE_MAX_BYTES, LineageSettings
+from lineage_assets.settings import LineageSettings
 from lineage_assets.warehouse import commits
+from lineage_assets_tests.support import land_by
 
 SCHEDULE_SECONDS = 55  # measured (--durations); conftest runs long files first
 
@@ -152,7 +153,7 @@ def test_accounting_check_blocks_a_drop_that_loses_a_row(spark, tmp_path, monkey
     import lineage_assets.intake.local_intake as local_intake
     import lineage_assets.pipeline.landing as intake_module
 
-    monkeypatch.setenv("LINEAGE_LOCAL_INTAKE_MAX_BYTES", "0" if way == "spark" else str(DEFAULT_LOCAL_INTAKE_MAX_BYTES))
+    land_by(monkeypatch, way)
     owner, name = (intake_module, "stage_drop") if way == "spark" else (local_intake, "stage_rows")
     real_stage = getattr(owner, name)
 

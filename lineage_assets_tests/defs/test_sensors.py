@@ -49,7 +49,11 @@ from lineage_assets.defs.sensors import (
 )
 from lineage_assets.intake.ledger import changed_files, updated
 from lineage_assets.intake.read_plan import plan_reads
+from lineage_assets.pipeline import events as events_module
+from lineage_assets.pipeline import fold as fold_module
+from lineage_assets.pipeline import landing as landing_module
 from lineage_assets.pipeline import progress
+from lineage_assets.pipeline import snapshot as snapshot_module
 from lineage_assets.pipeline.landing import read_ledger
 from lineage_assets.warehouse import commits, leases, tables
 
@@ -123,7 +127,7 @@ def land(paths, event_days=()) -> commits.Commit:
     changes = changed_files(paths.drop_dir, ledger)
     assert changes, "nothing new to land"
     _units, reads = plan_reads(paths.drop_dir, changes, f"batch-{base.seq + 1}")
-    return commit(paths, updated(ledger, [r.state for r in reads]), progress.after_landing(base, event_days), "landing_batch")
+    return commit(paths, updated(ledger, [r.state for r in reads]), progress.after_landing(base, event_days), landing_module.OPERATION)
 
 
 def make_run(instance, job: str, status: DagsterRunStatus, tags: dict | None = None):
@@ -326,7 +330,7 @@ def events_commit(paths, built: list[str]) -> commits.Commit:
     """What an `events` commit of `built` days does, without Spark: their `events` partitions
     (one row each) and `progress.after_events`."""
     base = commits.latest(paths.warehouse)
-    with commits.Transaction(paths.warehouse, "events") as txn:
+    with commits.Transaction(paths.warehouse, events_module.OPERATION) as txn:
         rows = pa.table({"event_id": [f"e-{d}" for d in built], "event_date": [dt.date.fromisoformat(d) for d in built]})
         txn.stage_arrow(rows, tables.EVENTS, replace=lambda p: p["event_date"] in built)
         return txn.commit({"test": True}, props=progress.after_events(base, built))
@@ -334,7 +338,7 @@ def events_commit(paths, built: list[str]) -> commits.Commit:
 
 def fold_commit(paths, first: str, last: str) -> commits.Commit:
     base = commits.latest(paths.warehouse)
-    return commit(paths, props=progress.after_fold(base, dt.date.fromisoformat(first), dt.date.fromisoformat(last)), operation="lineage_fold")
+    return commit(paths, props=progress.after_fold(base, dt.date.fromisoformat(first), dt.date.fromisoformat(last)), operation=fold_module.OPERATION)
 
 
 def test_a_whole_cycle_driven_by_the_commits(instance, paths, tmp_path):
@@ -373,7 +377,7 @@ def test_a_file_that_grows_on_every_tick_does_not_starve_the_rest(instance, path
     base = fold_commit(paths, "2024-03-01", "2024-03-01")
     grow()
     assert requested(evaluate(instance, paths)) == [snapshot(base.seq)]
-    base = commit(paths, props=progress.after_snapshot(), operation="current_graph")
+    base = commit(paths, props=progress.after_snapshot(), operation=snapshot_module.OPERATION)
     assert requested(evaluate(instance, paths)) == [landing(base.seq)]
     base = land(paths, ["2024-03-02"])
     assert requested(evaluate(instance, paths)) == [days("2024-03-02", "2024-03-02", base.seq)]

@@ -17,10 +17,13 @@ import pytest
 from lineage_assets.intake import local_intake
 from lineage_assets.pipeline import landing
 from lineage_assets.pipeline.landing import batch_weight, land_batch
-from lineage_assets.settings import DEFAULT_LOCAL_INTAKE_MAX_BYTES, local_intake_max_bytes
+from lineage_assets.settings import (
+    DEFAULT_LOCAL_INTAKE_MAX_BYTES,
+    local_intake_max_bytes,
+)
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
-from lineage_assets_tests.support import run_event
+from lineage_assets_tests.support import land_by, run_event
 
 SCHEDULE_SECONDS = 25  # measured (--durations); conftest runs long files first
 
@@ -61,7 +64,7 @@ def test_local_and_spark_reads_of_the_same_batches_give_the_same_tables(spark, t
     def land_both() -> None:
         reports = {}
         for mode, root in roots.items():
-            monkeypatch.setenv("LINEAGE_LOCAL_INTAKE_MAX_BYTES", str(DEFAULT_LOCAL_INTAKE_MAX_BYTES if mode == "local" else 0))
+            land_by(monkeypatch, mode)
             reports[mode] = _report(land_batch(spark, root, str(drops), START, lambda _m: None, today=TODAY))
         assert used[-2:] == ["local", "spark"]
         assert reports["local"] == reports["spark"]

@@ -14,9 +14,8 @@ from lineage_assets.ids import event_id
 from lineage_assets.intake import local_intake
 from lineage_assets.pipeline import landing
 from lineage_assets.pipeline.landing import land_batch, read_ledger
-from lineage_assets.settings import DEFAULT_LOCAL_INTAKE_MAX_BYTES
 from lineage_assets.warehouse import commits
-from lineage_assets_tests.support import run_event, run_uuid
+from lineage_assets_tests.support import land_by, run_event, run_uuid
 
 SCHEDULE_SECONDS = 45  # measured (--durations); conftest runs long files first
 
@@ -85,7 +84,7 @@ def test_a_file_changed_while_it_is_read_waits_for_the_next_batch(spark, tmp_pat
     drops.mkdir()
     (drops / "a.ndjson").write_text(json.dumps(_event(1)) + "\n")
     (drops / "b.ndjson").write_text(json.dumps(_event(2)) + "\n")
-    monkeypatch.setenv("LINEAGE_LOCAL_INTAKE_MAX_BYTES", "0" if way == "spark" else str(DEFAULT_LOCAL_INTAKE_MAX_BYTES))
+    land_by(monkeypatch, way)
     owner, name = (landing, "read_units") if way == "spark" else (local_intake, "parse_units")
     real = getattr(owner, name)
 
