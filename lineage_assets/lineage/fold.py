@@ -373,9 +373,13 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
     runs = terminal.select(*t.RUNS.columns.fieldNames(), "end_date")
 
     # ---- column lineage and dataset fields
-    fields = cl.dataset_fields(dataset_versions, extra=("created_date",)).transform(checkpoint)
+    declared_schemas = cl.input_schemas(terminal)
+    catalog = cl.schema_catalog(
+        dataset_versions.select(F.col("fields").alias("text")).unionByName(declared_schemas.select("text"))
+    ).transform(checkpoint)
+    fields = cl.dataset_fields(dataset_versions, catalog, extra=("created_date",)).transform(checkpoint)
     lap("dataset_fields")
-    edges = cl.column_edges(terminal, run_versions, resolved, fields.drop("created_date")).transform(checkpoint)
+    edges = cl.column_edges(terminal, run_versions, resolved, declared_schemas, catalog).transform(checkpoint)
     lap("column_edges")
     column_lineage = edges.withColumn("created_date", F.to_date("created_at"))
 
