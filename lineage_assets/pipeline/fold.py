@@ -117,8 +117,9 @@ def run_fold(
             problems = key_problems(staged)
             keys = CheckReport(KEYS, not problems, problems)
             lap("key_check")
-            determinism = recompute_check(spark, base, first, last, staged, sample_rate, written)
-            lap("recompute_check")
+            determinism = recompute_check(spark, base, first, last, staged, sample_rate, written,
+                                          lap=lambda step: lap(f"recompute.{step}"))
+            lap("recompute.compare")
             changed = _changed_jobs(prev.jobs, staged["state_jobs"])
             report = FoldReport(first, last, requested_last, written, changed, seconds, [determinism, keys], sample_rate=sample_rate)
             if report.passed:
@@ -133,7 +134,7 @@ def run_fold(
 
 def recompute_check(
     spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, staged: dict[str, DataFrame], rate: float,
-    written_whole: dict[str, dict[str, Fingerprint]] | None = None,
+    written_whole: dict[str, dict[str, Fingerprint]] | None = None, lap: Callable[[str], None] = lambda _s: None,
 ) -> CheckReport:
     """Recompute the fold from its inputs (the committed events and the state as of first - 1,
     read again; nothing cached or written is reused) for a deterministic sample of jobs (all at
@@ -141,7 +142,8 @@ def recompute_check(
     events, prev = fold_inputs(spark, base, first, last)
     sample, sample_events, carried = sample_inputs(events, prev.open_events, rate)
     prev.open_events = carried
-    again = fold_range(first, last, sample_events, prev)
+    lap("sample")
+    again = fold_range(first, last, sample_events, prev, lap=lap)
     recomputed = again.outputs()
     if sample.whole and written_whole is not None:  # the hashes of everything written are known already
         computed = fingerprints(sample_frames(recomputed, sample))
