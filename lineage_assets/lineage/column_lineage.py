@@ -85,7 +85,8 @@ def schema_id(fields_json: Column) -> Column:
 
 
 def schema_catalog(texts: DataFrame) -> DataFrame:
-    """(schema_id, fields: array<FIELD>) of each distinct schema text in `texts` (column `text`).
+    """(schema_id, fields: array<FIELD>, types: map<field_path, type>) of each distinct schema
+    text in `texts` (column `text`).
 
     A dataset's schema rarely changes from run to run, so a range holds far fewer distinct
     schema texts than dataset versions and declared inputs (100,000 generated events: about
@@ -96,6 +97,7 @@ def schema_catalog(texts: DataFrame) -> DataFrame:
         .groupBy(schema_id(F.col("text")).alias("schema_id"))
         .agg(F.min("text").alias("text"))  # every text of one schema_id is the same text
         .select("schema_id", schema_fields(F.col("text")).alias("fields"))
+        .withColumn("types", F.map_from_arrays("fields.field_path", "fields.type"))  # paths are unique
     )
 
 
@@ -114,7 +116,7 @@ def dataset_fields(dataset_versions: DataFrame, catalog: DataFrame, extra: tuple
     return (
         dataset_versions.filter("fields is not null")
         .select("version_id", "namespace", "name", *extra, schema_id(F.col("fields")).alias("schema_id"))
-        .join(catalog.withColumnRenamed("fields", "_fields"), "schema_id")
+        .join(catalog.select("schema_id", F.col("fields").alias("_fields")), "schema_id")
         .select("version_id", "namespace", "name", *extra, F.explode("_fields").alias("f"))
         .select("version_id", "namespace", "name", "f.field_path", "f.type", "f.description", "f.ordinal", *extra)
     )
@@ -161,6 +163,16 @@ def _edge_items(cll: Column) -> Column:
     )))
 
 
+def _known(types: Column, field: Column) -> Column:
+    """Whether a schema (types: map<field_path, type>, null when there is none) holds `field`:
+    null when there is no schema, false for a null field."""
+    return F.when(types.isNull(), F.lit(None).cast("boolean")).otherwise(F.coalesce(F.map_contains_key(types, field), F.lit(False)))
+
+
+def _type(types: Column, field: Column) -> Column:
+    return F.when(field.isNotNull(), F.try_element_at(types, field))
+
+
 def column_edges(
     terminal: DataFrame, run_versions: DataFrame, resolved_inputs: DataFrame, declared_schemas: DataFrame, catalog: DataFrame,
 ) -> DataFrame:
@@ -171,9 +183,10 @@ def column_edges(
     declared_schemas: `input_schemas(terminal)`; catalog: `schema_catalog` of the output
     versions' and the inputs' schema texts.
 
-    Every join is made per output or per run, before the edges are exploded: the schemas and
-    resolved versions of a run's inputs travel as one map per run, and each edge looks its
-    input up there. So the edges (15 per event) are never shuffled.
+    Every join is made per output or per run, and every edge is completed inside its output's
+    row (its input looked up in one map per run of the inputs' versions and field types), before
+    the edges are exploded: the edges (8 per event) are never shuffled, and no exploded row
+    carries the run's maps.
     """
     outputs = terminal.select("run_id", "ended_at", F.explode("outputs").alias("o")).select(
         "run_id", "ended_at",
@@ -184,42 +197,45 @@ def column_edges(
         "run_id", F.col("namespace").alias("output_namespace"), F.col("name").alias("output_name"),
         F.col("version_id").alias("output_version_id"), F.col("fields").isNotNull().alias("_has_schema"),
         schema_id(F.col("fields")).alias("schema_id"),
-    ).join(catalog.withColumnRenamed("fields", "_output_fields"), "schema_id", "left").drop("schema_id")
+    ).join(catalog.select("schema_id", F.col("types").alias("_output_types")), "schema_id", "left").drop("schema_id")
     ds_key = ["run_id", "namespace", "name"]
     run_inputs = (
         resolved_inputs.select(*ds_key, F.col("version_id").alias("input_version_id"))
         .join(declared_schemas.select(*ds_key, schema_id(F.col("text")).alias("schema_id")), ds_key, "left")
-        .join(catalog.withColumnRenamed("fields", "_input_fields"), "schema_id", "left")
+        .join(catalog.select("schema_id", "types"), "schema_id", "left")
         .groupBy("run_id")
         .agg(F.map_from_entries(F.collect_list(F.struct(
-            F.struct("namespace", "name").alias("key"), F.struct("input_version_id", "_input_fields").alias("value"),
+            F.struct("namespace", "name").alias("key"), F.struct("input_version_id", "types").alias("value"),
         ))).alias("_inputs"))
     )
+
+    def complete(x: Column) -> Column:
+        declared = F.try_element_at(F.col("_inputs"), F.struct(x["input_namespace"].alias("namespace"), x["input_name"].alias("name")))
+        output_types = F.when(F.col("_has_schema"), F.coalesce("_output_types", F.create_map().cast("map<string, string>")))
+        return F.struct(
+            *[x[p].alias(p) for p in _EDGE_PARTS], x["t"].alias("t"),
+            declared["input_version_id"].alias("input_version_id"),
+            F.when(x["output_field"].isNotNull(), _known(output_types, x["output_field"])).alias("output_field_known"),
+            _known(declared["types"], x["input_field"]).alias("input_field_known"),
+            _type(F.col("_output_types"), x["output_field"]).alias("output_field_type"),
+            _type(declared["types"], x["input_field"]).alias("input_field_type"),
+        )
+
     edges = (
         outputs.join(versions, ["run_id", "output_namespace", "output_name"])
         .join(run_inputs, "run_id", "left")
         .select(
-            "run_id", "ended_at", "output_namespace", "output_name", "output_version_id", "_has_schema", "_output_fields", "_inputs",
-            F.explode(_edge_items(F.col("cll"))).alias("e"),
+            "run_id", "ended_at", "output_namespace", "output_name", "output_version_id",
+            F.explode(F.transform(_edge_items(F.col("cll")), complete)).alias("e"),
         )
-        .select("*", *[F.col(f"e.{p}").alias(p) for p in _EDGE_PARTS], F.col("e.t").alias("t"))
     )
-    declared = F.try_element_at(F.col("_inputs"), F.struct(F.col("input_namespace").alias("namespace"), F.col("input_name").alias("name")))
-    input_type = F.filter(declared["_input_fields"], lambda f: f["field_path"] == F.col("input_field"))
-    output_type = F.filter("_output_fields", lambda f: f["field_path"] == F.col("output_field"))
     return edges.select(
-        "output_version_id", "output_namespace", "output_name", "output_field",
-        "input_namespace", "input_name", "input_field", declared["input_version_id"].alias("input_version_id"),
-        F.col("t.type").alias("transformation_type"), F.col("t.subtype").alias("transformation_subtype"),
-        F.col("t.description").alias("transformation_description"), F.col("t.masking").alias("masking"),
-        "legacy_transformation_type", "legacy_transformation_description", "run_id",
+        "output_version_id", "output_namespace", "output_name", "e.output_field",
+        "e.input_namespace", "e.input_name", "e.input_field", "e.input_version_id",
+        F.col("e.t.type").alias("transformation_type"), F.col("e.t.subtype").alias("transformation_subtype"),
+        F.col("e.t.description").alias("transformation_description"), F.col("e.t.masking").alias("masking"),
+        "e.legacy_transformation_type", "e.legacy_transformation_description", "run_id",
         F.col("ended_at").alias("created_at"),
-        declared["input_version_id"].isNotNull().alias("input_declared"),
-        F.when(F.col("output_field").isNull() | ~F.col("_has_schema"), F.lit(None).cast("boolean"))
-        .otherwise(F.coalesce(F.size(output_type) > 0, F.lit(False)))
-        .alias("output_field_known"),
-        F.when(declared["_input_fields"].isNull(), F.lit(None).cast("boolean"))
-        .otherwise(F.size(input_type) > 0).alias("input_field_known"),
-        F.try_element_at(output_type, F.lit(1))["type"].alias("output_field_type"),
-        F.try_element_at(input_type, F.lit(1))["type"].alias("input_field_type"),
+        F.col("e.input_version_id").isNotNull().alias("input_declared"),
+        "e.output_field_known", "e.input_field_known", "e.output_field_type", "e.input_field_type",
     )
