@@ -1,4 +1,4 @@
-"""The warehouse commit protocol (`lineage_assets/warehouse/commits.py`), without Spark.
+"""The warehouse commit protocol (`lineage_assets/warehouse/commits.py`), mostly without Spark.
 
 Data is staged with `Transaction.stage_arrow` and read back with DuckDB, through
 `commits.duckdb_relation_sql`, the generated `duckdb_views.sql` and `summary`. The tests prove:
@@ -14,7 +14,10 @@ Data is staged with `Transaction.stage_arrow` and read back with DuckDB, through
 - `props` are carried from commit to commit;
 - `duckdb_views.sql` defines one typed view per user table over the committed files;
 - `commits.writer` is a re-entrant, per-process, kernel-released lock;
-- warehouse paths with quotes, spaces or `=` read correctly.
+- warehouse paths with quotes, spaces or `=` read correctly;
+- what Spark writes for a partitioned table is cut into one file per partition (and Spark file)
+  with the registry's types, a file whose partitions are not contiguous is refused, and the
+  checks read the few files Spark wrote (the one test here that uses Spark).
 """
 
 from __future__ import annotations
@@ -518,3 +521,78 @@ def test_paths_with_quotes_spaces_and_equals_signs_read_correctly(tmp_path):
     counts = summary.table_counts(root)
     assert counts["runs"] == 2 and counts["current_jobs"] == 1
     assert root in summary.format_summary(root)
+
+
+# ---------------------------------------------------------------------------------- Spark's files cut per partition
+
+
+def _runs_file(path, rows: list[tuple]) -> str:
+    """A Parquet file of `runs` columns as Spark writes them (the partition column end_date
+    inside, timestamps in microseconds, a list of structs), rows in the given order."""
+    import pyarrow.parquet as pq
+
+    io = pa.list_(pa.struct([("namespace", pa.string()), ("name", pa.string())]))
+    table = pa.table({
+        "run_id": [r[0] for r in rows],
+        "started_at": pa.array([dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone.utc) if r[1] else None for r in rows], pa.timestamp("us", "UTC")),
+        "inputs": pa.array([[{"namespace": "pg://h:5432", "name": f"in,{r[0]}(é)"}] for r in rows], io),
+        "end_date": pa.array([r[1] for r in rows], pa.date32()),
+    })
+    pq.write_table(table, path)
+    return str(path)
+
+
+def _cut_rows(folder) -> list[tuple]:
+    relation = commits.duckdb_files_sql("runs", sorted(str(p) for p in Path(folder).rglob("*.parquet")))
+    return sorted(duckdb.sql(f"SELECT run_id, started_at IS NULL, inputs[1].name, CAST(end_date AS VARCHAR) FROM ({relation})").fetchall(), key=repr)
+
+
+def test_spark_files_are_cut_into_one_file_per_partition_and_source(tmp_path, monkeypatch):
+    monkeypatch.setattr(commits, "SPLIT_BATCH_ROWS", 2)  # a partition's rows span Arrow batches
+    first = _runs_file(tmp_path / "a.parquet", [("r1", day(1)), ("r2", day(1)), ("r3", day(1)), ("r4", day(2)), ("r5", None), ("r6", None)])
+    second = _runs_file(tmp_path / "b.parquet", [("r7", day(2)), ("r8", day(3))])
+    out = tmp_path / "cut"
+    counts = commits.split_by_partition([first, second], str(out), registry.RUNS)
+
+    null = commits.HIVE_NULL
+    assert counts == {"end_date=2024-01-01": 3, "end_date=2024-01-02": 2, "end_date=2024-01-03": 1, f"end_date={null}": 2}
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert files == [
+        "end_date=2024-01-01/part-00000.parquet", "end_date=2024-01-02/part-00000.parquet", "end_date=2024-01-02/part-00001.parquet",
+        "end_date=2024-01-03/part-00001.parquet", f"end_date={null}/part-00000.parquet",
+    ]
+    import pyarrow.parquet as pq
+
+    from lineage_assets.warehouse.schemas import arrow_schema
+
+    data_schema = arrow_schema(registry.RUNS.columns)  # the registry's types, the partition column only in the path
+    assert all(pq.read_schema(out / f).equals(data_schema) for f in files)
+    assert [r for r in _cut_rows(out) if r[3] is not None] == [
+        ("r1", False, "in,r1(é)", "2024-01-01"), ("r2", False, "in,r2(é)", "2024-01-01"), ("r3", False, "in,r3(é)", "2024-01-01"),
+        ("r4", False, "in,r4(é)", "2024-01-02"), ("r7", False, "in,r7(é)", "2024-01-02"), ("r8", False, "in,r8(é)", "2024-01-03"),
+    ]
+
+
+def test_a_spark_file_whose_partitions_are_not_contiguous_is_refused(tmp_path):
+    unsorted = _runs_file(tmp_path / "a.parquet", [("r1", day(1)), ("r2", day(2)), ("r3", day(1))])
+    with pytest.raises(ValueError, match="not contiguous"):
+        commits.split_by_partition([unsorted], str(tmp_path / "cut"), registry.RUNS)
+
+
+def test_stage_with_spark_publishes_a_file_per_partition_and_checks_read_spark_files(spark, wh):
+    from pyspark.sql import functions as F
+
+    given = spark.createDataFrame([(f"r{i}", dt.date(2024, 1, 1 + i % 5)) for i in range(40)], "run_id string, end_date date")
+    frame = given.select(*[
+        F.col(f.name) if f.name in given.columns else F.lit(None).cast(f.dataType).alias(f.name) for f in registry.RUNS.schema.fields
+    ]).repartition(3)  # three Spark files, each holding every day, unsorted
+    with commits.Transaction(wh, "test") as txn:
+        txn.stage(frame, "runs")
+        staged = txn.staged_files("runs")
+        assert sorted(staged) == [f"end_date=2024-01-0{d}" for d in range(1, 6)]
+        assert all(len(files) <= 3 for files in staged.values())  # one file per (partition, Spark file)
+        back = txn.read_staged(spark, "runs")
+        assert len(back.inputFiles()) <= 3  # the checks read what Spark wrote, not a file per partition
+        assert sorted((r.run_id, str(r.end_date)) for r in back.collect()) == sorted((r.run_id, str(r.end_date)) for r in frame.collect())
+        commit = txn.commit()
+    assert run_rows(commit) == sorted(((f"r{i}", f"2024-01-0{1 + i % 5}") for i in range(40)), key=repr)
