@@ -75,24 +75,54 @@ def first_per_event(accepted: DataFrame) -> DataFrame:
     return accepted.withColumn("_n", F.row_number().over(w)).filter("_n = 1").drop("_n")
 
 
+def spread_by_day(df: DataFrame, rows_by_day: dict[str, int], slots: int) -> DataFrame:
+    """`df` (with `event_date` and `event_id`) in `slots` Spark partitions (one shuffle), each
+    day's rows in as few of them as the day's size allows: a day holding at most 1/slots of
+    the rows in one, a larger day in up to `slots` (by a hash of event_id, so a big day is
+    still written by every core). Written per day, that is one file for a small day: the
+    files follow the events, not the number of days times the number of tasks."""
+    total = sum(rows_by_day.values()) or 1
+    big = {day: min(slots, -(-rows * slots // total)) for day, rows in rows_by_day.items()}
+    big = {day: parts for day, parts in big.items() if parts > 1}
+    bucket = F.lit(0)
+    if big:
+        parts = F.create_map(*[F.lit(v) for day, n in sorted(big.items()) for v in (day, n)])
+        bucket = F.pmod(F.xxhash64("event_id"), F.coalesce(F.element_at(parts, F.col("event_date").cast("string")), F.lit(1)))
+    return df.repartition(slots, F.col("event_date"), bucket)
+
+
 def stage_drop(
     parsed: DataFrame,
     batch_id: str,
     read_date: dt.date,
     known_event_ids: DataFrame,
     known_rejects: DataFrame | None,
+    accepted_by_day: dict[str, int] | None = None,
 ) -> StagedDrop:
     """Split a batch's parsed records into new events, new rejects and duplicates of what is
     known (`known_rejects`: rejects stored from an earlier read of a file read again from its
-    first byte, which are not stored twice)."""
+    first byte, which are not stored twice). Whether any event is repeated (in the batch, or
+    already known) is asked of the event ids first: when none is (the usual case) the events
+    are only spread by day (`spread_by_day` with `accepted_by_day`), not also shuffled by
+    event_id to keep each one's first record."""
     accepted = parsed.filter("accepted")
-    firsts = first_per_event(accepted)
-    new_events = firsts.join(known_event_ids.select("event_id").distinct(), "event_id", "left_anti")
+    ids = accepted.select("event_id")
+    known = known_event_ids.select("event_id").distinct()
+    repeated = (
+        ids.groupBy("event_id").count().filter("count > 1").limit(1).count() > 0
+        or ids.join(known, "event_id", "left_semi").limit(1).count() > 0
+    )
+    new_events = first_per_event(accepted).join(known, "event_id", "left_anti") if repeated else accepted
     events = new_events.select(
         *[c.name for c in schemas.EVENT_FIELDS], "file_id",
         F.to_date("event_date").alias("event_date"), F.lit(batch_id).alias("batch_id"),
     )
-    duplicate_events = accepted.join(new_events.select("event_id", "source_file", "source_line"), ["event_id", "source_file", "source_line"], "left_anti")
+    if accepted_by_day:
+        events = spread_by_day(events, accepted_by_day, int(parsed.sparkSession.conf.get("spark.sql.shuffle.partitions")))
+    duplicate_events = (
+        accepted.join(new_events.select("event_id", "source_file", "source_line"), ["event_id", "source_file", "source_line"], "left_anti")
+        if repeated else accepted.limit(0)
+    )
     rejected = parsed.filter("not accepted").select(
         *[f.name for f in schemas.REJECTED_FIELDS], F.lit(read_date).cast("date").alias("read_date"), F.lit(batch_id).alias("batch_id"),
     )
@@ -103,15 +133,16 @@ def stage_drop(
     return StagedDrop(events, rejected.join(known, reject_key, "left_anti"), duplicate_events, rejected.join(known, reject_key, "left_semi"))
 
 
-def consolidate(landed: DataFrame) -> DataFrame:
-    """The `events` rows of the days `landed` holds (every drop's staging of them), each event
-    once, one file per day sorted by time. Whether any event was staged twice is asked of the
+EVENTS_ORDER = ("event_time", "event_id")  # the order of an `events` day file's rows (Transaction.stage(order=...))
+
+
+def consolidate(landed: DataFrame, rows_by_day: dict[str, int]) -> DataFrame:
+    """The `events` rows of the days `landed` holds (every drop's staging of them, about
+    `rows_by_day` rows), each event once, spread by day (`spread_by_day`: one file for a small
+    day, staged sorted by `EVENTS_ORDER`). Whether any event was staged twice is asked of the
     event_id column alone first: without duplicates (the usual case) the wide rows are not
     shuffled by event_id at all."""
     repeated = landed.groupBy("event_id").count().filter("count > 1").limit(1).count() > 0
     firsts = first_per_event(landed) if repeated else landed
-    return (
-        firsts.select(*t.EVENTS.column_names)
-        .repartition("event_date")
-        .sortWithinPartitions("event_date", "event_time", "event_id")
-    )
+    slots = int(landed.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    return spread_by_day(firsts.select(*t.EVENTS.column_names), rows_by_day, slots)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from lineage_assets.intake.spark_intake import consolidate
+from lineage_assets.intake.spark_intake import EVENTS_ORDER, consolidate
 from lineage_assets.pipeline import progress
 from lineage_assets.pipeline.checks import CheckReport
 from lineage_assets.warehouse import commits
@@ -50,7 +50,8 @@ def build_events(spark: SparkSession, root: str, first: dt.date, last: dt.date) 
             in_range = lambda p: p["event_date"] in dirty  # noqa: E731
         landed = commits.read_table(spark, root, "landed_events", where=in_range, commit=base)
         with commits.Transaction(root, OPERATION) as txn:
-            txn.stage(consolidate(landed), t.EVENTS, replace=in_range)
+            landed_rows = base.row_counts(t.LANDED_EVENTS.name, "event_date", in_range)  # from the footers
+            txn.stage(consolidate(landed, landed_rows), t.EVENTS, replace=in_range, order=EVENTS_ORDER)
             written = txn.read_staged(spark, "events")
             prints = fingerprints({"events": (written, "event_date")})["events"]
             counts = (

@@ -207,20 +207,21 @@ def _read_with_spark(spark, root, drop_dir, units, start, base, batch_id, today,
         moved = leave_out()
         parsed = parsed_all.filter(~F.col("source_file").isin(moved)) if moved else parsed_all
         records: Counter = Counter()
-        dates: set = set()
+        accepted_by_day: Counter = Counter()
         for row in counted:
             if row["source_file"] in moved:
                 continue
             records[row["source_file"]] += row["count"]
             if row["accepted"]:
-                dates.add(row["event_date"])
+                accepted_by_day[row["event_date"]] += row["count"]
+        dates = set(accepted_by_day)
         known_ids = commits.read_table(
             spark, root, t.LANDED_EVENTS.name, where=lambda p: p["event_date"] in dates, commit=base
         ).select("event_id")
         known_rejects = commits.read_table(spark, root, t.REJECTED_EVENTS.name, commit=base).filter(
             F.col("source_file").isin(replaced)
         ) if replaced else None
-        staged = stage_drop(parsed, batch_id, today, known_ids, known_rejects)
+        staged = stage_drop(parsed, batch_id, today, known_ids, known_rejects, dict(accepted_by_day))
         txn.stage(staged.events, t.LANDED_EVENTS)
         txn.stage(staged.rejected, t.REJECTED_EVENTS)
         # count what was staged, independently of what was meant to be staged

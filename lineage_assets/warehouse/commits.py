@@ -269,10 +269,11 @@ class Transaction:
         if self.committed is None:
             self.abort()
 
-    def stage(self, df, table: registry.Table | str, replace: PartitionFilter | None = None) -> None:
+    def stage(self, df, table: registry.Table | str, replace: PartitionFilter | None = None, order: tuple[str, ...] = ()) -> None:
         """Write `df` as the new content of `table`'s partitions present in it; `replace` also
         drops the committed partitions it accepts (partitions it accepts that `df` has no rows
-        for disappear). Unpartitioned tables are replaced whole.
+        for disappear). Unpartitioned tables are replaced whole. `order`: columns the rows of a
+        partition's file are sorted by (within each Spark partition).
 
         A partitioned table is written by Spark as a few files, each sorted by the partition
         columns (`SPARK_FILES`), then cut into one file per partition and Spark file by
@@ -289,7 +290,7 @@ class Transaction:
             fault_point(f"staged {table.name}")
             return
         written = os.path.join(self.staging, SPARK_FILES, table.name)
-        frame.sortWithinPartitions(*table.partition_by).write.mode("overwrite").parquet(written)
+        frame.sortWithinPartitions(*table.partition_by, *order).write.mode("overwrite").parquet(written)
         fault_point(f"written {table.name}")
         split_by_partition(_data_files(written), folder, table)
         self.staged[table.name] = _Staged(table, replace, folder, written)

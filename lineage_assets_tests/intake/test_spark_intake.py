@@ -9,7 +9,7 @@ import json
 from lineage_assets.ids import event_id
 from lineage_assets.intake.ledger import changed_files
 from lineage_assets.intake.read_plan import plan_reads
-from lineage_assets.intake.spark_intake import consolidate, read_units, stage_drop
+from lineage_assets.intake.spark_intake import EVENTS_ORDER, consolidate, read_units, spread_by_day, stage_drop
 from lineage_assets.warehouse.content_hash import fingerprint
 from lineage_assets.warehouse import tables
 
@@ -104,13 +104,28 @@ def test_consolidate_keeps_one_row_per_event_whatever_the_drop_order(spark, tmp_
         _parsed(spark, tmp_path, "a.ndjson", [json.dumps(a)]),
         "b2", dt.date(2024, 3, 2), spark.createDataFrame([], "event_id string"), None,
     ).events
-    one = consolidate(first.unionByName(second))
-    other = consolidate(second.unionByName(first))
-    rows = one.collect()
-    assert [r.event_id for r in rows] == [event_id(a), event_id(b)]  # sorted by event_time
+    day = {"2024-03-01": 3}
+    one = consolidate(first.unionByName(second), day)
+    other = consolidate(second.unionByName(first), day)
+    rows = one.orderBy(*EVENTS_ORDER).collect()  # the order the events asset stages a day in
+    assert [r.event_id for r in rows] == [event_id(a), event_id(b)]
     assert rows[0].source_file == "a.ndjson"  # the earliest (source_file, source_line) is kept
     assert fingerprint(one) == fingerprint(other)
     assert fingerprint(one) != fingerprint(one.limit(1))
-    alone = consolidate(second)  # nothing staged twice: the rows as staged, sorted
+    alone = consolidate(second, day)  # nothing staged twice: the rows as staged
     assert [(r.event_id, r.source_file) for r in alone.collect()] == [(event_id(a), "a.ndjson")]
-    assert fingerprint(consolidate(first)) == fingerprint(consolidate(first.unionByName(first)))
+    assert fingerprint(consolidate(first, day)) == fingerprint(consolidate(first.unionByName(first), day))
+
+
+def test_spread_by_day_keeps_a_small_day_in_one_partition_and_spreads_a_big_one(spark):
+    from pyspark.sql import functions as F
+
+    sizes = {"2024-03-01": 400, "2024-03-02": 5, "2024-03-03": 5, "2024-03-04": 5}
+    rows = [(f"{day}-{i:04d}", dt.date.fromisoformat(day)) for day, n in sizes.items() for i in range(n)]
+    spread = spread_by_day(spark.createDataFrame(rows, "event_id string, event_date date"), sizes, 8)
+    assert spread.rdd.getNumPartitions() == 8
+    located = spread.withColumn("part", F.spark_partition_id()).select("event_date", "part").collect()
+    parts = {day: len({r.part for r in located if str(r.event_date) == day}) for day in sizes}
+    assert parts["2024-03-02"] == parts["2024-03-03"] == parts["2024-03-04"] == 1  # a file each, not one per task
+    assert parts["2024-03-01"] > 1  # the big day is written by several tasks
+    assert spread.count() == len(rows)
