@@ -40,6 +40,7 @@ from lineage_assets.warehouse import schemas
 from lineage_assets.warehouse import tables as t
 
 OPEN_DATE = dt.date.fromisoformat(t.OPEN)
+BROADCAST_OPEN_EVENTS = 200_000  # open events (an id and a date each) found by a broadcast join up to this many
 NAME_PAIRS = T.ArrayType(t.NAME_PAIR)
 
 # ---------------------------------------------------------------------------------- typed intermediates
@@ -246,8 +247,9 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
     lap("coalesce")
     terminal = segments.filter("kind = 'run'").drop("kind", "event_id", "valid_to")
     mismatched = segments.filter("kind = 'mismatch'").select("event_id")
+    kinds = {r["kind"]: r["count"] for r in segments.groupBy("kind").count().collect()}
     # the whole event rows of mismatches: a scan of every column of the range, so only when there are any
-    job_mismatch = events.limit(0) if mismatched.isEmpty() else events.join(mismatched, "event_id", "left_semi")
+    job_mismatch = events.join(mismatched, "event_id", "left_semi") if kinds.get("mismatch") else events.limit(0)
 
     # ---- fold items: terminal batch runs, JobEvents, io-reporting events of streaming runs
     batch_items = terminal.filter("not streaming").select(
@@ -385,6 +387,8 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
 
     # ---- new state: every row valid on some day >= first
     open_rows = segments.filter("kind = 'open'").select("event_id", F.coalesce("valid_to", _open_date()).alias("valid_to"))
+    if kinds.get("open", 0) <= BROADCAST_OPEN_EVENTS:  # the wide event rows are not shuffled to find a few open ones
+        open_rows = F.broadcast(open_rows)
     state_open = run_events.join(open_rows, "event_id").filter("valid_from < valid_to")
 
     ds_state = _intervals(

@@ -35,16 +35,24 @@ def key_problems(staged: dict[str, DataFrame]) -> list[str]:
     """Unique keys (column_lineage: no row stored twice) and references: every job version and
     output version run_lineage names exists, every output version a column edge names exists.
 
-    Job versions are looked up in the staged job_versions plus the ids the job state says the
-    job ever had (compact: no scan of history). One Spark job."""
+    Keys are grouped by a 64-bit hash of their columns first; only a table with a repeated hash
+    is grouped by the columns themselves (a collision of two distinct keys is no problem, a
+    repeated key is). Job versions are looked up in the staged job_versions plus the ids the job
+    state says the job ever had (compact: no scan of history). Two Spark jobs."""
+    keys = {
+        name: list(t.get(name).keys) or list(t.get(name).columns.fieldNames())
+        for name in staged if t.get(name).kind == "history"
+    }
+    hashed = [
+        staged[name].groupBy(F.xxhash64(*key).alias("h")).count().filter("count > 1").select(F.lit(name).alias("table"))
+        for name, key in keys.items()
+    ]
+    suspects = {r["table"] for r in _union(hashed).distinct().collect()}
     checks = []
-    for name, df in staged.items():
-        spec = t.get(name)
-        if spec.kind != "history":
-            continue
-        key = list(spec.keys) or list(spec.columns.fieldNames())
-        label = ", ".join(spec.keys) if spec.keys else "row"
-        checks.append(df.groupBy(*key).count().filter("count > 1").select(F.lit(f"{name} has a duplicated {label}").alias("problem")))
+    for name in sorted(suspects):
+        label = ", ".join(t.get(name).keys) if t.get(name).keys else "row"
+        checks.append(staged[name].groupBy(*keys[name]).count().filter("count > 1").select(
+            F.lit(f"{name} has a duplicated {label}").alias("problem")))
     lineage = staged["run_lineage"]
     known = staged["state_jobs"].select(F.explode("known_versions").alias("job_version_id")).unionByName(
         staged["job_versions"].select(F.col("version_id").alias("job_version_id"))
@@ -56,10 +64,14 @@ def key_problems(staged: dict[str, DataFrame]) -> list[str]:
                   .select(F.lit("an output version is missing from dataset_versions").alias("problem")))
     checks.append(staged["column_lineage"].select(F.col("output_version_id").alias("version_id")).join(versions, "version_id", "left_anti")
                   .select(F.lit("a column edge names an output version missing from dataset_versions").alias("problem")))
-    union = checks[0]
-    for part in checks[1:]:
+    return [f"{r['problem']} ({r['count']} rows)" for r in _union(checks).groupBy("problem").count().orderBy("problem").collect()]
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    union = frames[0]
+    for part in frames[1:]:
         union = union.unionByName(part)
-    return [f"{r['problem']} ({r['count']} rows)" for r in union.groupBy("problem").count().orderBy("problem").collect()]
+    return union
 
 
 # ---------------------------------------------------------------------------------- determinism
@@ -98,14 +110,14 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float) -> tuple[S
         "run_id", F.col("o.namespace").alias("namespace"), F.col("o.name").alias("name")
     ).join(datasets, ["namespace", "name"], "left_semi").select("run_id")
     needed = runs.unionByName(writers).distinct().transform(checkpoint)
-    keep = (
+    keep = (  # kept once on local disk: the recomputed fold reads its events several times
         events.filter("event_kind = 'RUN'").join(needed, "run_id", "left_semi")
         .unionByName(events.filter("event_kind = 'JOB'").filter(sampled))
         .unionByName(events.filter("event_kind = 'DATASET'").join(
             datasets.select(F.col("namespace").alias("dataset_namespace"), F.col("name").alias("dataset_name")),
             ["dataset_namespace", "dataset_name"], "left_semi"))
-    )
-    return Sample(rate, runs.transform(checkpoint), datasets), keep, carried.join(needed, "run_id", "left_semi")
+    ).transform(checkpoint)
+    return Sample(rate, runs.transform(checkpoint), datasets), keep, carried.join(needed, "run_id", "left_semi").transform(checkpoint)
 
 
 def restrict(name: str, df: DataFrame, sample: Sample, dataset_versions: DataFrame) -> DataFrame:

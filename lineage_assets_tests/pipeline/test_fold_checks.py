@@ -66,3 +66,24 @@ def test_a_wrong_component_id_blocks_the_snapshot_and_readers_stay_on_the_previo
     with LineageQuery(root) as query:
         assert query.lineage("job:ns:B").model_dump() == before
     assert commits.latest(root).seq == first.commit_seq
+
+
+def test_the_key_check_finds_repeated_keys_and_dangling_references(spark, tmp_path):
+    """`key_problems` passes on a fold's committed tables and names each table whose key repeats
+    (keys are grouped by hash first, then exactly) and each reference that points nowhere."""
+    from lineage_assets.pipeline.checks import key_problems
+    from lineage_assets.pipeline.fold import OUTPUTS
+
+    root = str(tmp_path / "wh")
+    commit_events(spark, root, chain_events(["2024-06-01", "2024-06-02"]))
+    assert run_fold(spark, root, dt.date(2024, 6, 1), dt.date(2024, 6, 2), log=lambda _m: None).passed
+    tables = {name: commits.read_table(spark, root, name) for name in OUTPUTS}
+    assert tables["column_lineage"].count() > 0 and key_problems(tables) == []
+
+    doubled = {**tables, "runs": tables["runs"].unionByName(tables["runs"].limit(1)),
+               "column_lineage": tables["column_lineage"].unionByName(tables["column_lineage"].limit(2))}
+    assert key_problems(doubled) == ["column_lineage has a duplicated row (2 rows)", "runs has a duplicated run_id (1 rows)"]
+
+    dangling = {**tables, "run_lineage": tables["run_lineage"].withColumn("job_version_id", F.lit("no-such-version"))}
+    problems = key_problems(dangling)
+    assert len(problems) == 1 and problems[0].startswith("a run names a job version that job_versions does not hold")
