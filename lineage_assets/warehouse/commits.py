@@ -8,8 +8,9 @@ invisible, and `duckdb_views.sql` or `committed_files()` is how a reader outside
 finds the committed ones.
 
 A writer opens a `Transaction`, lets Spark write each table into the transaction's staging
-folder (`_staging/<txn>/<table>/`), may read the staged files back (checks run on exactly what
-will be published), and commits: under the warehouse's commit lock it moves the staged files
+folder (`_staging/<txn>/<table>/`; a partitioned table as a few files under `_spark/`, cut
+into one file per partition by `split_by_partition`, which checks that every row is written
+once), may read the staged rows back (checks run on the rows that will be published), and commits: under the warehouse's commit lock it moves the staged files
 into the table folders under names no other commit uses, composes the next commit from the
 latest one (partitions it replaces are dropped, partitions it writes are added, every other
 table and partition is carried over) and creates `_commits/<seq+1>.json` with put-if-absent
