@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from lineage_assets.warehouse import tables as registry
+from lineage_assets.warehouse.schemas import arrow_schema
 
 COMMITS = "_commits"
 STAGING = "_staging"
@@ -306,7 +307,7 @@ class Transaction:
         table = registry.get(table) if isinstance(table, str) else table
         folder = os.path.join(self.staging, table.name)
         os.makedirs(folder, exist_ok=True)
-        data = conform(data, table)
+        data = conform(data, arrow_schema(table.schema))
         if not table.partition_by:
             pq.write_table(data, os.path.join(folder, "part-00000.parquet"))
             self.staged[table.name] = _Staged(table, lambda _p: True, folder)
@@ -476,14 +477,11 @@ def partition_path(table: registry.Table, values: tuple) -> str:
     return "/".join(f"{c}={HIVE_NULL if v is None else v}" for c, v in zip(table.partition_by, values))
 
 
-def conform(data, table: registry.Table):
-    """A pyarrow Table with exactly the registry's columns and types (partition columns
-    included; columns `data` lacks are null)."""
+def conform(data, target):
+    """A pyarrow Table with exactly the columns and types of `target` (a table's
+    `arrow_schema(table.schema)`, partition columns included; columns `data` lacks are null)."""
     import pyarrow as pa
 
-    from lineage_assets.warehouse.schemas import arrow_schema
-
-    target = arrow_schema(table.schema)
     return pa.table(
         [data[f.name].cast(f.type) if f.name in data.column_names else pa.nulls(len(data), f.type) for f in target], schema=target,
     )
@@ -517,6 +515,7 @@ def split_by_partition(paths: list[str], folder: str, table: registry.Table) -> 
     import pyarrow.parquet as pq
 
     keys = list(table.partition_by)
+    schema = arrow_schema(table.schema)  # once, not per batch
     rows: dict[str, int] = {}
     held = 0
     for index, path in enumerate(paths):
@@ -526,7 +525,7 @@ def split_by_partition(paths: list[str], folder: str, table: registry.Table) -> 
         current, writer = None, None
         try:
             for batch in source.iter_batches(batch_size=SPLIT_BATCH_ROWS):
-                data = conform(pa.Table.from_batches([batch]), table)
+                data = conform(pa.Table.from_batches([batch]), schema)
                 starts = _run_starts(data, keys)
                 for begin, end in zip(starts, [*starts[1:], data.num_rows]):
                     part = partition_path(table, tuple(data[c][begin].as_py() for c in keys))
