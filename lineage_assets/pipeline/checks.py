@@ -120,29 +120,53 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float) -> tuple[S
     return Sample(rate, runs.transform(checkpoint), datasets), keep, carried.join(needed, "run_id", "left_semi").transform(checkpoint)
 
 
+SAMPLED = "_sampled"  # the boolean column `mark_sample` adds
+_BROADCAST_SAMPLE = 0.2  # at most this rate, the sample's runs and datasets are broadcast to mark rows
+
+
+def mark_sample(name: str, df: DataFrame, sample: Sample, dataset_versions: DataFrame) -> DataFrame:
+    """`df` (a fold output) with a boolean column SAMPLED: whether the sample determines the
+    row completely. Every row is kept: the written side's rows are hashed whole and sampled in
+    one scan (`content_hash.fingerprints_and_marked`)."""
+    if sample.whole:
+        return df.withColumn(SAMPLED, F.lit(True))
+    job = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), sample.rate)
+    if name in ("runs", "run_lineage", "job_versions", "state_jobs", "state_columns", "state_open_events"):
+        return df.withColumn(SAMPLED, job)
+    if name == "dataset_versions":
+        return _mark_versions(df, sample)
+    if name == "column_lineage":
+        return _mark_by(df, sample.runs, ["run_id"], sample)
+    if name == "dataset_fields":
+        versions = _mark_versions(dataset_versions, sample).filter(F.col(SAMPLED)).select("version_id")
+        return _mark_by(df, versions, ["version_id"], sample)
+    if name in ("state_datasets", "state_storage_versions", "state_fields"):
+        return _mark_by(df, sample.datasets, ["namespace", "name"], sample)
+    raise ValueError(f"no sample rule for {name}")
+
+
 def restrict(name: str, df: DataFrame, sample: Sample, dataset_versions: DataFrame) -> DataFrame:
     """The rows of a fold output that the sample determines completely."""
     if sample.whole:
         return df
-    job = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), sample.rate)
-    if name in ("runs", "run_lineage", "job_versions", "state_jobs", "state_columns", "state_open_events"):
-        return df.filter(job)
-    if name == "dataset_versions":
-        return _versions_in_sample(df, sample)
-    if name == "column_lineage":
-        return df.join(sample.runs, "run_id", "left_semi")
-    if name == "dataset_fields":
-        return df.join(_versions_in_sample(dataset_versions, sample).select("version_id"), "version_id", "left_semi")
-    if name in ("state_datasets", "state_storage_versions", "state_fields"):
-        return df.join(sample.datasets, ["namespace", "name"], "left_semi")
-    raise ValueError(f"no sample rule for {name}")
+    return mark_sample(name, df, sample, dataset_versions).filter(F.col(SAMPLED)).drop(SAMPLED)
 
 
-def _versions_in_sample(df: DataFrame, sample: Sample) -> DataFrame:
+def _mark_by(df: DataFrame, keys: DataFrame, columns: list[str], sample: Sample) -> DataFrame:
+    """SAMPLED: whether the row's `columns` are among `keys`' (a left join on distinct keys, so
+    no row is repeated or lost; a null key is not sampled)."""
+    found = keys.select(*columns).distinct().withColumn(SAMPLED, F.lit(True))
+    if sample.rate <= _BROADCAST_SAMPLE:
+        found = F.broadcast(found)
+    return df.join(found, columns, "left").withColumn(SAMPLED, F.coalesce(F.col(SAMPLED), F.lit(False)))
+
+
+def _mark_versions(df: DataFrame, sample: Sample) -> DataFrame:
+    """Dataset versions: those an output of a sampled job made, and those a dataset event made
+    of a dataset the sample touches."""
     job = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), sample.rate)
-    by_job = df.filter(F.col("job_namespace").isNotNull() & job)
-    by_event = df.filter(F.col("job_namespace").isNull()).join(sample.datasets, ["namespace", "name"], "left_semi")
-    return by_job.unionByName(by_event)
+    by_event = _mark_by(df, sample.datasets, ["namespace", "name"], sample)
+    return by_event.withColumn(SAMPLED, F.when(F.col("job_namespace").isNotNull(), job).otherwise(F.col(SAMPLED)))
 
 
 def sample_frames(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, tuple[DataFrame, str | None]]:
@@ -150,6 +174,15 @@ def sample_frames(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, tu
     `fingerprints` (dataset_fields rows follow the same side's dataset_versions)."""
     return {
         name: (restrict(name, df, sample, outputs["dataset_versions"]), t.get(name).day_column)
+        for name, df in outputs.items()
+    }
+
+
+def marked_frames(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, tuple[DataFrame, str | None]]:
+    """Each fold output whole, its sampled rows marked (`mark_sample`), with its day column, ready
+    for `fingerprints_and_marked(..., SAMPLED)`."""
+    return {
+        name: (mark_sample(name, df, sample, outputs["dataset_versions"]), t.get(name).day_column)
         for name, df in outputs.items()
     }
 

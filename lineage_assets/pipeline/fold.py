@@ -15,10 +15,19 @@ from lineage_assets.lineage.fold import StateAsOf, fold_range
 from lineage_assets.lineage.state import state_as_of
 from lineage_assets.pipeline import progress
 from lineage_assets.pipeline.progress import FOLD_THROUGH
-from lineage_assets.pipeline.checks import CheckReport, compare, key_problems, sample_frames, sample_inputs
+from lineage_assets.pipeline.checks import (
+    SAMPLED,
+    CheckReport,
+    Sample,
+    compare,
+    key_problems,
+    marked_frames,
+    sample_frames,
+    sample_inputs,
+)
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
-from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprints
+from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprints, fingerprints_and_marked
 
 DETERMINISM = "fold_recomputes_identically"
 KEYS = "keys_unique_and_versions_exist"
@@ -112,13 +121,14 @@ def run_fold(
                       replace=lambda p: p["batch_id"] == reasons.JOB_MISMATCH and since(p))
             lap("write.job_mismatch")
             staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
-            written = fingerprints({name: (df, t.get(name).day_column) for name, df in staged.items()})
+            recompute = recompute_inputs(spark, base, first, last, sample_rate)
+            lap("recompute.sample")
+            written, written_sample = fingerprints_and_marked(marked_frames(staged, recompute.sample), SAMPLED)  # one scan
             lap("hash_written")
             problems = key_problems(staged)
             keys = CheckReport(KEYS, not problems, problems)
             lap("key_check")
-            determinism = recompute_check(spark, base, first, last, staged, sample_rate, written,
-                                          lap=lambda step: lap(f"recompute.{step}"))
+            determinism = recompute_check(first, last, recompute, written_sample, lap=lambda step: lap(f"recompute.{step}"))
             lap("recompute.compare")
             changed = _changed_jobs(prev.jobs, staged["state_jobs"])
             report = FoldReport(first, last, requested_last, written, changed, seconds, [determinism, keys], sample_rate=sample_rate)
@@ -132,32 +142,38 @@ def run_fold(
     return report
 
 
-def recompute_check(
-    spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, staged: dict[str, DataFrame], rate: float,
-    written_whole: dict[str, dict[str, Fingerprint]] | None = None, lap: Callable[[str], None] = lambda _s: None,
-) -> CheckReport:
-    """Recompute the fold from its inputs (the committed events and the state as of first - 1,
-    read again; nothing cached or written is reused) for a deterministic sample of jobs (all at
-    rate 1) and compare content hashes with what was written, table by table and day by day."""
+@dataclass
+class RecomputeInputs:
+    """What the determinism check recomputes from: the sample, its events and its carried state."""
+
+    sample: Sample
+    events: DataFrame
+    prev: StateAsOf
+
+
+def recompute_inputs(spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, rate: float) -> RecomputeInputs:
+    """The inputs of the fold (the committed events and the state as of first - 1, read again:
+    nothing cached or written is reused) cut to a deterministic sample of jobs (all at rate 1)
+    and what they depend on (`checks.sample_inputs`)."""
     events, prev = fold_inputs(spark, base, first, last)
     sample, sample_events, carried = sample_inputs(events, prev.open_events, rate)
     prev.open_events = carried
-    lap("sample")
-    again = fold_range(first, last, sample_events, prev, lap=lap)
-    recomputed = again.outputs()
-    if sample.whole and written_whole is not None:  # the hashes of everything written are known already
-        computed = fingerprints(sample_frames(recomputed, sample))
-        written = {n: written_whole[n] for n in OUTPUTS}
-    else:  # both sides in one Spark job
-        frames = {f"written:{n}": f for n, f in sample_frames(staged, sample).items()}
-        frames.update({f"recomputed:{n}": f for n, f in sample_frames(recomputed, sample).items()})
-        both = fingerprints(frames)
-        written = {n: both[f"written:{n}"] for n in OUTPUTS}
-        computed = {n: both[f"recomputed:{n}"] for n in OUTPUTS}
+    return RecomputeInputs(sample, sample_events, prev)
+
+
+def recompute_check(
+    first: dt.date, last: dt.date, inputs: RecomputeInputs, written: dict[str, dict[str, Fingerprint]],
+    lap: Callable[[str], None] = lambda _s: None,
+) -> CheckReport:
+    """Recompute the fold of the sample from `inputs` and compare content hashes with `written`
+    (the hashes of the written rows the sample determines: `mark_sample`), table by table and
+    day by day."""
+    again = fold_range(first, last, inputs.events, inputs.prev, lap=lap)
+    computed = fingerprints(sample_frames(again.outputs(), inputs.sample))
     problems = compare(written, computed)
     return CheckReport(
         DETERMINISM, not problems, problems,
-        {"sample_rate": rate, "compared_rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
+        {"sample_rate": inputs.sample.rate, "compared_rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
     )
 
 

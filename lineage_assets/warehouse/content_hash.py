@@ -24,7 +24,7 @@ class Fingerprint:
 EMPTY = Fingerprint(f"{0:016x}", 0)
 
 
-def _row_hash(df: DataFrame, exclude: tuple[str, ...]) -> Column:
+def _row_hash(df: DataFrame, exclude: tuple[str | None, ...]) -> Column:
     """A 64-bit hash of every column of a row (columns by name, so their order does not matter)."""
     return F.xxhash64(*[F.col(c) for c in sorted(df.columns) if c not in exclude]).cast("decimal(38,0)")
 
@@ -34,21 +34,41 @@ def fingerprints(frames: dict[str, tuple[DataFrame, str | None]]) -> dict[str, d
 
     Each frame also gets its total under WHOLE; the day column itself is not hashed (it is
     the partition, derived from the row)."""
+    return fingerprints_and_marked(frames, None)[0]
+
+
+def fingerprints_and_marked(
+    frames: dict[str, tuple[DataFrame, str | None]], mark: str | None,
+) -> tuple[dict[str, dict[str, Fingerprint]], dict[str, dict[str, Fingerprint]]]:
+    """`fingerprints` of the frames, and in the same Spark job (one scan of each frame) the
+    fingerprints of the rows whose boolean column `mark` is true (a frame without that column
+    has none). `mark` itself is not hashed, so a marked row hashes as it does unmarked."""
     parts = []
     for name, (df, day) in frames.items():
         key = F.col(day).cast("string") if day else F.lit(WHOLE)
-        parts.append(df.select(F.lit(name).alias("_t"), key.alias("_d"), _row_hash(df, (day,) if day else ()).alias("_h")))
+        marked = F.coalesce(F.col(mark), F.lit(False)) if mark and mark in df.columns else F.lit(False)
+        parts.append(df.select(F.lit(name).alias("_t"), key.alias("_d"), _row_hash(df, (day, mark)).alias("_h"), marked.alias("_m")))
     union = parts[0]
     for part in parts[1:]:
         union = union.unionByName(part)
-    rows = union.groupBy("_t", "_d").agg(F.sum("_h").alias("h"), F.count(F.lit(1)).alias("n")).collect()
+    rows = union.groupBy("_t", "_d").agg(
+        F.sum("_h").alias("h"), F.count(F.lit(1)).alias("n"),
+        F.sum(F.when(F.col("_m"), F.col("_h"))).alias("mh"), F.count(F.when(F.col("_m"), F.lit(1))).alias("mn"),
+    ).collect()
+    every = _by_day(frames, [(r["_t"], r["_d"], r["h"], r["n"]) for r in rows])
+    marked_only = _by_day(frames, [(r["_t"], r["_d"], r["mh"], r["mn"]) for r in rows if r["mn"]])
+    return every, marked_only
+
+
+def _by_day(frames: dict, rows: list[tuple]) -> dict[str, dict[str, Fingerprint]]:
+    """(table, day, hash sum, rows) -> {table: {day: Fingerprint}} with each table's WHOLE."""
     out: dict[str, dict[str, Fingerprint]] = {name: {} for name in frames}
     totals: dict[str, list[int]] = {name: [0, 0] for name in frames}
-    for r in rows:
-        value = int(r["h"]) % (1 << 64)
-        out[r["_t"]][r["_d"]] = Fingerprint(f"{value:016x}", int(r["n"]))
-        totals[r["_t"]][0] = (totals[r["_t"]][0] + value) % (1 << 64)
-        totals[r["_t"]][1] += int(r["n"])
+    for table, day, h, n in rows:
+        value = int(h) % (1 << 64)
+        out[table][day] = Fingerprint(f"{value:016x}", int(n))
+        totals[table][0] = (totals[table][0] + value) % (1 << 64)
+        totals[table][1] += int(n)
     for name, (h, n) in totals.items():
         out[name][WHOLE] = Fingerprint(f"{h:016x}", n)
     return out
