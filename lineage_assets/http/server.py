@@ -341,7 +341,7 @@ def events_to_ndjson(body: bytes) -> tuple[bytes, int]:
         code, reason = record.error_code, record.error
         if record.ok:
             try:
-                lines.append(event_row(record.value)["event_json"])
+                lines.append(event_row(record.value, floats=record.floats)["event_json"])
             except Rejection as rejection:
                 code, reason = rejection.code, rejection.reason
             except Exception as exc:  # noqa: BLE001 - no event may crash the endpoint

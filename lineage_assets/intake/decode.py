@@ -33,6 +33,7 @@ import json
 import math
 import os
 import re
+import threading
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -109,6 +110,7 @@ class RawRecord:
     value: Any = None
     error_code: str | None = None
     error: str | None = None
+    floats: bool = True  # whether `value` may hold a float (False: parsed here, and none was seen)
 
     @property
     def ok(self) -> bool:
@@ -168,11 +170,28 @@ def _constant(name: str):
     raise _JsonReject(reasons.INVALID_NUMBER, f"{name} is not a JSON number")
 
 
+class _FloatCount(threading.local):
+    """Floats the strict decoder has made in this thread (the hook has no other context)."""
+
+    made = 0
+
+
+_FLOATS = _FloatCount()
+
+
 def _float(text: str) -> float:
     value = float(text)
     if math.isinf(value):
         raise _JsonReject(reasons.INVALID_NUMBER, f"number {show_value(text)} is beyond the range of a double")
+    _FLOATS.made += 1
     return value
+
+
+def _strict_decode(text: str, pos: int = 0) -> tuple[Any, int, bool]:
+    """(value, where it ends, whether it holds a float) of the JSON value at `pos`, parsed strictly."""
+    before = _FLOATS.made
+    value, end = _STRICT.raw_decode(text, pos)
+    return value, end, _FLOATS.made != before
 
 
 _STRICT = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_constant, parse_float=_float)
@@ -220,28 +239,30 @@ def _too_deep_reason(limits: Limits) -> str:
     return f"objects/arrays nest deeper than LINEAGE_MAX_DEPTH={limits.depth}; not parsed"
 
 
-def _load(text: str, data: bytes, limits: Limits):
-    """(value, None, None) or (None, code, reason) for one record's text (`data`: its UTF-8
-    bytes, which are within the record size limit)."""
+def _load(text: str, data: bytes, limits: Limits) -> tuple[Any, str | None, str | None, bool]:
+    """(value, None, None, whether it holds a float) or (None, code, reason, True) for one
+    record's text (`data`: its UTF-8 bytes, which are within the record size limit)."""
     if not _depth_ok(data, limits.depth):
-        return None, reasons.TOO_DEEP, _too_deep_reason(limits)
+        return None, reasons.TOO_DEEP, _too_deep_reason(limits), True
     try:
-        return _STRICT.decode(text), None, None
+        before = _FLOATS.made
+        value = _STRICT.decode(text)
+        return value, None, None, _FLOATS.made != before
     except _JsonReject as bad:
-        return None, bad.code, bad.reason
+        return None, bad.code, bad.reason, True
     except json.JSONDecodeError as exc:
-        return None, reasons.NOT_JSON, f"not valid JSON: {exc}"
+        return None, reasons.NOT_JSON, f"not valid JSON: {exc}", True
     except RecursionError:
-        return None, reasons.TOO_DEEP, _too_deep_reason(limits)
+        return None, reasons.TOO_DEEP, _too_deep_reason(limits), True
     except ValueError as exc:  # int() refusing an integer of more than sys.get_int_max_str_digits() digits
-        return None, reasons.INVALID_NUMBER, f"number not readable: {exc}"
+        return None, reasons.INVALID_NUMBER, f"number not readable: {exc}", True
 
 
-def _record(number: int, raw: str, value: Any) -> RawRecord:
+def _record(number: int, raw: str, value: Any, floats: bool = True) -> RawRecord:
     if not isinstance(value, dict):
         kind = type(value).__name__ if value is not None else "null"
         return RawRecord(number, raw, error_code=reasons.NOT_OBJECT, error=f"JSON value is a {kind}, not an object")
-    return RawRecord(number, raw, value=value)
+    return RawRecord(number, raw, value=value, floats=floats)
 
 
 # ------------------------------------------------------------------------------------------ gzip
@@ -407,9 +428,9 @@ def _document(data: bytes, start: int, limits: Limits) -> tuple[list[RawRecord] 
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return None, None
-    value, code, reason = _load(text, body, limits)
+    value, code, reason, floats = _load(text, body, limits)
     if code is None:
-        return [_record(number, text, value)], None
+        return [_record(number, text, value, floats)], None
     if code == reasons.NOT_JSON:
         return None, reason
     if _first_line_is_bracket(data, start) or _is_one_value(text):
@@ -441,7 +462,7 @@ def _fallback(data: bytes, start: int, limits: Limits, problem: str | None) -> l
     except UnicodeDecodeError:
         return list(_lines_of_bytes(data, 1, limits))
     if problem is None:
-        _value, _code, problem = _load(text, body, limits)
+        _value, _code, problem, _floats = _load(text, body, limits)
     problem = (problem or "").removeprefix("not valid JSON: ")
     return [RawRecord(number, text, error_code=reasons.NOT_JSON, error=f"document is not valid JSON (truncated?): {problem}")]
 
@@ -458,9 +479,9 @@ def _line_record(number: int, line: bytes, limits: Limits) -> RawRecord:
         )
     if text.endswith("\r"):
         text, line = text[:-1], line[:-1]
-    value, code, reason = _load(text, line, limits)
+    value, code, reason, floats = _load(text, line, limits)
     if code is None:
-        return _record(number, text, value)
+        return _record(number, text, value, floats)
     return RawRecord(number, text, error_code=code, error=reason)
 
 
@@ -532,8 +553,9 @@ def _array(data: bytes, start: int, limits: Limits) -> tuple[list[RawRecord] | N
             line += text.count("\n", counted, pos)
             counted = pos
             code = reason = None
+            floats = True
             try:
-                value, end = _STRICT.raw_decode(text, pos)
+                value, end, floats = _strict_decode(text, pos)
             except _JsonReject as bad:
                 code, reason = bad.code, bad.reason
             except json.JSONDecodeError as exc:
@@ -558,7 +580,7 @@ def _array(data: bytes, start: int, limits: Limits) -> tuple[list[RawRecord] | N
             elif not shallow and not _depth_ok(element.encode("utf-8"), limits.depth):
                 records.append(RawRecord(line, element, error_code=reasons.TOO_DEEP, error=_too_deep_reason(limits)))
             else:
-                records.append(_record(line, element, value))
+                records.append(_record(line, element, value, floats))
             pos = _skip_ws(text, end)
             if text.startswith(",", pos):
                 pos = _skip_ws(text, pos + 1)

@@ -38,7 +38,7 @@ def parse_records(records, source_file: str, start_date: dt.date | None, limits:
             rows.append(_rejected(base, record.raw, record.raw_encoding, record.error_code, record.error, None))
             continue
         try:
-            row = event_row(record.value, start_date, limits)
+            row = event_row(record.value, start_date, limits, record.floats)
         except Rejection as rejection:
             rows.append(_rejected(base, record.raw, record.raw_encoding, rejection.code, rejection.reason, rejection.event_time))
             continue

@@ -709,7 +709,7 @@ def validate_event(event: dict, limits: Limits | None = None) -> EventModel:
     return model
 
 
-def _datasets(items: list[dict] | None, io_key: str) -> list[dict]:
+def _datasets(items: list[dict] | None, io_key: str, floats: bool = True) -> list[dict]:
     """Sorted by (namespace, name) and unique; a dataset listed twice has its facets merged."""
     merged: dict[tuple[str, str], dict] = {}
     for item in items or []:
@@ -721,8 +721,8 @@ def _datasets(items: list[dict] | None, io_key: str) -> list[dict]:
         {
             "namespace": ns,
             "name": name,
-            "facets": canonical_json(entry["facets"]),
-            "io_facets": canonical_json(entry["io_facets"]),
+            "facets": canonical_json(entry["facets"], floats),
+            "io_facets": canonical_json(entry["io_facets"], floats),
         }
         for (ns, name), entry in sorted(merged.items())
     ]
@@ -755,11 +755,13 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
-def event_row(event: dict, start_date: dt.date | None = None, limits: Limits | None = None) -> dict:
-    """The `events` row of a valid event; raises Rejection otherwise."""
+def event_row(event: dict, start_date: dt.date | None = None, limits: Limits | None = None, floats: bool = True) -> dict:
+    """The `events` row of a valid event; raises Rejection otherwise. `floats=False`: the
+    event holds no float (the decoder saw none), so its JSON is written by the fast path of
+    `canonical_json`."""
     validate_event(event, limits)
     when = parse_event_time(event["eventTime"])
-    event_json = canonical_json(event)
+    event_json = canonical_json(event, floats)
     try:
         encoded = event_json.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -793,10 +795,10 @@ def event_row(event: dict, start_date: dt.date | None = None, limits: Limits | N
         "dataset_name": dataset["name"] if dataset else None,
         "producer": event["producer"],
         "schema_url": event.get("schemaURL"),
-        "inputs": _datasets(event.get("inputs"), "inputFacets"),
-        "outputs": _datasets(event.get("outputs"), "outputFacets"),
-        "run_facets": canonical_json(run.get("facets") or {}),
-        "job_facets": canonical_json(job.get("facets") or {}),
-        "dataset_facets": canonical_json(dataset.get("facets") or {}) if dataset else None,
+        "inputs": _datasets(event.get("inputs"), "inputFacets", floats),
+        "outputs": _datasets(event.get("outputs"), "outputFacets", floats),
+        "run_facets": canonical_json(run.get("facets") or {}, floats),
+        "job_facets": canonical_json(job.get("facets") or {}, floats),
+        "dataset_facets": canonical_json(dataset.get("facets") or {}, floats) if dataset else None,
         "event_json": event_json,
     }
