@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import secrets
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Callable
 
@@ -90,7 +93,11 @@ def run_fold(
     log: Callable[[str], None] = print,
 ) -> FoldReport:
     """Fold [first, last] (extended to the last day already folded: the state of every later day
-    depends on it), check, and commit when the blocking checks pass."""
+    depends on it), check, and commit when the blocking checks pass.
+
+    The determinism check's recompute reads only the base commit, so it runs in a thread beside
+    the fold and its writes (`Recompute`: Spark fills the cores the fold leaves idle with its
+    tasks); only the comparison waits for it."""
     seconds: dict[str, float] = {}
     began = time.monotonic()
 
@@ -107,38 +114,38 @@ def run_fold(
         if through and through > last:
             last = through
             log(f"lineage fold: extending {first}..{requested_last} to {last}, the last day already folded")
-        events, prev = fold_inputs(spark, base, first, last)
-        lap("read_state")
-        tables = fold_range(first, last, events, prev, lap=lap)
-        lap("plan")
-        with commits.Transaction(root, OPERATION) as txn:
-            for name, df in tables.outputs().items():  # every partition of the range and after is replaced (state: valid_to >= first)
-                table = t.get(name)
-                txn.stage(df.repartition(table.day_column), table, replace=commits.on_or_after(table.day_column, first))
-                lap(f"write.{name}")
-            since = commits.on_or_after("read_date", first)
-            txn.stage(_mismatch_rejects(tables.job_mismatch), t.REJECTED_EVENTS,
-                      replace=lambda p: p["batch_id"] == reasons.JOB_MISMATCH and since(p))
-            lap("write.job_mismatch")
-            staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
-            recompute = recompute_inputs(spark, base, first, last, sample_rate)
-            lap("recompute.sample")
-            written, written_sample = fingerprints_and_marked(marked_frames(staged, recompute.sample), SAMPLED)  # one scan
-            lap("hash_written")
-            problems = key_problems(staged)
-            keys = CheckReport(KEYS, not problems, problems)
-            lap("key_check")
-            determinism = recompute_check(first, last, recompute, written_sample, lap=lambda step: lap(f"recompute.{step}"))
-            lap("recompute.compare")
-            changed = _changed_jobs(prev.jobs, staged["state_jobs"])
-            report = FoldReport(first, last, requested_last, written, changed, seconds, [determinism, keys], sample_rate=sample_rate)
-            if report.passed:
-                commit = txn.commit(
-                    {"first": str(first), "last": str(last), "rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
-                    props=progress.after_fold(base, first, last),  # last >= the day folded through before (extended above)
-                )
-                report.commit_seq = commit.seq
-            lap("commit")
+        with Recompute(spark, base, first, last, sample_rate) as recompute:
+            events, prev = fold_inputs(spark, base, first, last)
+            lap("read_state")
+            tables = fold_range(first, last, events, prev, lap=lap)
+            lap("plan")
+            with commits.Transaction(root, OPERATION) as txn:
+                for name, df in tables.outputs().items():  # every partition of the range and after is replaced (state: valid_to >= first)
+                    table = t.get(name)
+                    txn.stage(df.repartition(table.day_column), table, replace=commits.on_or_after(table.day_column, first))
+                    lap(f"write.{name}")
+                since = commits.on_or_after("read_date", first)
+                txn.stage(_mismatch_rejects(tables.job_mismatch), t.REJECTED_EVENTS,
+                          replace=lambda p: p["batch_id"] == reasons.JOB_MISMATCH and since(p))
+                lap("write.job_mismatch")
+                staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
+                written, written_sample = fingerprints_and_marked(marked_frames(staged, recompute.sample()), SAMPLED)  # one scan
+                lap("hash_written")
+                problems = key_problems(staged)
+                keys = CheckReport(KEYS, not problems, problems)
+                lap("key_check")
+                determinism = determinism_report(written_sample, recompute.computed(), sample_rate)
+                lap("recompute.wait")
+                seconds.update({f"recompute.{step}": s for step, s in recompute.seconds.items()})
+                changed = _changed_jobs(prev.jobs, staged["state_jobs"])
+                report = FoldReport(first, last, requested_last, written, changed, seconds, [determinism, keys], sample_rate=sample_rate)
+                if report.passed:
+                    commit = txn.commit(
+                        {"first": str(first), "last": str(last), "rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
+                        props=progress.after_fold(base, first, last),  # last >= the day folded through before (extended above)
+                    )
+                    report.commit_seq = commit.seq
+                lap("commit")
     return report
 
 
@@ -161,20 +168,74 @@ def recompute_inputs(spark: SparkSession, base: commits.Commit, first: dt.date, 
     return RecomputeInputs(sample, sample_events, prev)
 
 
-def recompute_check(
-    first: dt.date, last: dt.date, inputs: RecomputeInputs, written: dict[str, dict[str, Fingerprint]],
-    lap: Callable[[str], None] = lambda _s: None,
-) -> CheckReport:
-    """Recompute the fold of the sample from `inputs` and compare content hashes with `written`
-    (the hashes of the written rows the sample determines: `mark_sample`), table by table and
-    day by day."""
+def recompute_sample(
+    first: dt.date, last: dt.date, inputs: RecomputeInputs, lap: Callable[[str], None] = lambda _s: None,
+) -> dict[str, dict[str, Fingerprint]]:
+    """The fold of the sample recomputed from `inputs`: the content hashes of the rows the
+    sample determines, table by table and day by day."""
     again = fold_range(first, last, inputs.events, inputs.prev, lap=lap)
-    computed = fingerprints(sample_frames(again.outputs(), inputs.sample))
+    return fingerprints(sample_frames(again.outputs(), inputs.sample))
+
+
+def determinism_report(written: dict[str, dict[str, Fingerprint]], computed: dict[str, dict[str, Fingerprint]], rate: float) -> CheckReport:
+    """`written` (the hashes of the written rows the sample determines: `mark_sample`) against
+    the recomputed ones."""
     problems = compare(written, computed)
     return CheckReport(
         DETERMINISM, not problems, problems,
-        {"sample_rate": inputs.sample.rate, "compared_rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
+        {"sample_rate": rate, "compared_rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
     )
+
+
+class Recompute:
+    """The determinism check's recompute (`recompute_inputs`, then `recompute_sample`) in a
+    thread of its own, its Spark jobs in a job group of their own. `sample()` and `computed()`
+    wait for its results (and raise what it raised); leaving the `with` block cancels what is
+    still running (a fold that failed does not leave it behind) and waits for the thread."""
+
+    def __init__(self, spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, rate: float):
+        self.seconds: dict[str, float] = {}
+        self._sample: Future = Future()
+        self._computed: Future = Future()
+        self._group = f"lineage-fold-recompute-{secrets.token_hex(4)}"
+        self._spark = spark
+        self._thread = threading.Thread(target=self._run, args=(base, first, last, rate), name=self._group, daemon=True)
+
+    def __enter__(self) -> Recompute:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._thread.is_alive():
+            self._spark.sparkContext.cancelJobGroup(self._group)
+        self._thread.join()
+
+    def sample(self) -> Sample:
+        return self._sample.result()
+
+    def computed(self) -> dict[str, dict[str, Fingerprint]]:
+        return self._computed.result()
+
+    def _run(self, base: commits.Commit, first: dt.date, last: dt.date, rate: float) -> None:
+        began = time.monotonic()
+
+        def lap(step: str) -> None:
+            nonlocal began
+            now = time.monotonic()
+            self.seconds[step] = round(self.seconds.get(step, 0) + now - began, 2)
+            began = now
+
+        try:
+            self._spark.sparkContext.setJobGroup(self._group, "determinism check: the fold recomputed")
+            inputs = recompute_inputs(self._spark, base, first, last, rate)
+            lap("sample")
+            self._sample.set_result(inputs.sample)
+            self._computed.set_result(recompute_sample(first, last, inputs, lap))
+            lap("hash")
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for a result
+            for future in (self._sample, self._computed):
+                if not future.done():
+                    future.set_exception(exc)
 
 
 def _changed_jobs(before: DataFrame, after: DataFrame) -> list[str]:
