@@ -75,15 +75,20 @@ def first_per_event(accepted: DataFrame) -> DataFrame:
     return accepted.withColumn("_n", F.row_number().over(w)).filter("_n = 1").drop("_n")
 
 
+def day_parts(rows_by_day: dict[str, int], slots: int) -> dict[str, int]:
+    """How many of `slots` partitions (so files) `spread_by_day` gives each day: its share of the
+    rows, rounded up, at least one."""
+    total = sum(rows_by_day.values()) or 1
+    return {day: max(1, min(slots, -(-rows * slots // total))) for day, rows in rows_by_day.items()}
+
+
 def spread_by_day(df: DataFrame, rows_by_day: dict[str, int], slots: int) -> DataFrame:
     """`df` (with `event_date` and `event_id`) in `slots` Spark partitions (one shuffle), each
     day's rows in as few of them as the day's size allows: a day holding at most 1/slots of
     the rows in one, a larger day in up to `slots` (by a hash of event_id, so a big day is
     still written by every core). Written per day, that is one file for a small day: the
     files follow the events, not the number of days times the number of tasks."""
-    total = sum(rows_by_day.values()) or 1
-    big = {day: min(slots, -(-rows * slots // total)) for day, rows in rows_by_day.items()}
-    big = {day: parts for day, parts in big.items() if parts > 1}
+    big = {day: parts for day, parts in day_parts(rows_by_day, slots).items() if parts > 1}
     bucket = F.lit(0)
     if big:
         parts = F.create_map(*[F.lit(v) for day, n in sorted(big.items()) for v in (day, n)])
@@ -104,7 +109,9 @@ def stage_drop(
     first byte, which are not stored twice). Whether any event is repeated (in the batch, or
     already known) is asked of the event ids first: when none is (the usual case) the events
     are only spread by day (`spread_by_day` with `accepted_by_day`), not also shuffled by
-    event_id to keep each one's first record."""
+    event_id to keep each one's first record. Nor are they spread when writing them as they were
+    read would make no more files than spreading them (a batch of one or a few days: each read
+    partition holds rows of at most every day), which saves shuffling the whole rows once."""
     accepted = parsed.filter("accepted")
     ids = accepted.select("event_id")
     known = known_event_ids.select("event_id").distinct()
@@ -118,7 +125,9 @@ def stage_drop(
         F.to_date("event_date").alias("event_date"), F.lit(batch_id).alias("batch_id"),
     )
     if accepted_by_day:
-        events = spread_by_day(events, accepted_by_day, int(parsed.sparkSession.conf.get("spark.sql.shuffle.partitions")))
+        slots = int(parsed.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+        if parsed.rdd.getNumPartitions() * len(accepted_by_day) > sum(day_parts(accepted_by_day, slots).values()):
+            events = spread_by_day(events, accepted_by_day, slots)
     duplicate_events = (
         accepted.join(new_events.select("event_id", "source_file", "source_line"), ["event_id", "source_file", "source_line"], "left_anti")
         if repeated else accepted.limit(0)

@@ -198,6 +198,7 @@ class Recompute:
         self._sample: Future = Future()
         self._computed: Future = Future()
         self._group = f"lineage-fold-recompute-{secrets.token_hex(4)}"
+        self._stop = threading.Event()
         self._spark = spark
         self._thread = threading.Thread(target=self._run, args=(base, first, last, rate), name=self._group, daemon=True)
 
@@ -206,7 +207,8 @@ class Recompute:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._thread.is_alive():
+        if self._thread.is_alive():  # the fold failed before it waited: stop at the next step, cancel the running job
+            self._stop.set()
             self._spark.sparkContext.cancelJobGroup(self._group)
         self._thread.join()
 
@@ -224,6 +226,8 @@ class Recompute:
             now = time.monotonic()
             self.seconds[step] = round(self.seconds.get(step, 0) + now - began, 2)
             began = now
+            if self._stop.is_set():
+                raise RuntimeError("the determinism check's recompute was stopped: the fold failed")
 
         try:
             self._spark.sparkContext.setJobGroup(self._group, "determinism check: the fold recomputed")

@@ -129,3 +129,26 @@ def test_spread_by_day_keeps_a_small_day_in_one_partition_and_spreads_a_big_one(
     assert parts["2024-03-02"] == parts["2024-03-03"] == parts["2024-03-04"] == 1  # a file each, not one per task
     assert parts["2024-03-01"] > 1  # the big day is written by several tasks
     assert spread.count() == len(rows)
+
+
+def test_a_batch_of_few_days_is_staged_as_read_and_one_of_many_days_is_spread(spark, tmp_path):
+    """Spreading by day costs a shuffle of the whole rows; it is skipped when writing the rows as
+    read makes no more files (read partitions x days <= the files `spread_by_day` would make),
+    and the staged rows are the same either way."""
+    from lineage_assets.intake.spark_intake import day_parts
+
+    none = spark.createDataFrame([], "event_id string")
+    parsed = _parsed(spark, tmp_path, "x.ndjson", [json.dumps(_event(m)) for m in range(6)]).repartition(3)
+    one_day = {"2024-03-01": 6}
+    many_days = {f"2024-03-{d:02d}": 1 for d in range(1, 7)}  # (the counts decide; 3 x 6 > 6 files spread)
+    assert 3 * 1 <= sum(day_parts(one_day, 8).values()) and 3 * 6 > sum(day_parts(many_days, 8).values())
+    slots = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "8")  # the tests' session has 1
+    try:
+        as_read = stage_drop(parsed, "b", dt.date(2024, 3, 2), none, None, one_day).events
+        spread = stage_drop(parsed, "b", dt.date(2024, 3, 2), none, None, many_days).events
+        assert as_read.rdd.getNumPartitions() == 3  # not shuffled
+        assert spread.rdd.getNumPartitions() == 8
+        assert fingerprint(as_read) == fingerprint(spread) and as_read.count() == 6
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", slots)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
+import pytest
 from pyspark.sql import functions as F
 
 from lineage_assets import LineageQuery
@@ -93,3 +94,42 @@ def test_the_key_check_finds_repeated_keys_and_dangling_references(spark, tmp_pa
     dangling = {**tables, "run_lineage": tables["run_lineage"].withColumn("job_version_id", F.lit("no-such-version"))}
     problems = key_problems(dangling)
     assert len(problems) == 1 and problems[0].startswith("a run names a job version that job_versions does not hold")
+
+
+def test_a_failure_beside_or_in_the_recompute_commits_nothing_and_leaves_no_thread(spark, tmp_path, monkeypatch):
+    """The recompute runs in a thread of its own: what it raises reaches the fold's caller, a
+    failure of the fold itself cancels it, and neither commits anything or leaves it running."""
+    import threading
+
+    from lineage_assets.pipeline import fold as pipeline_fold
+
+    root = str(tmp_path / "wh")
+    commit_events(spark, root, chain_events(["2024-06-01"]))
+    before = commits.latest(root).seq
+    day = dt.date(2024, 6, 1)
+
+    def recompute_threads() -> list[str]:
+        return [t.name for t in threading.enumerate() if t.name.startswith("lineage-fold-recompute-")]
+
+    def broken_recompute(*_a, **_k):
+        raise RuntimeError("recompute broke")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(pipeline_fold, "recompute_sample", broken_recompute)
+        with pytest.raises(RuntimeError, match="recompute broke"):
+            run_fold(spark, root, day, day, log=lambda _m: None)
+    assert commits.latest(root).seq == before and recompute_threads() == []
+
+    real_stage = commits.Transaction.stage
+
+    def broken_stage(self, df, table, *a, **k):
+        if table.name == "run_lineage":
+            raise OSError("disk full")
+        return real_stage(self, df, table, *a, **k)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(commits.Transaction, "stage", broken_stage)
+        with pytest.raises(OSError, match="disk full"):
+            run_fold(spark, root, day, day, log=lambda _m: None)
+    assert commits.latest(root).seq == before and recompute_threads() == []
+    assert run_fold(spark, root, day, day, log=lambda _m: None).commit_seq == before + 1  # nothing left in the way
