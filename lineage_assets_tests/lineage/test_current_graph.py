@@ -80,14 +80,15 @@ def _edge(job: str, dataset: str, component: str, direction: str = "OUTPUT") -> 
             "direction": direction, "component_id": component}
 
 
-def component_problems(jobs: list[dict], edges: list[dict], tmp=None) -> list[str]:
-    """The blocking check (DuckDB label propagation) over these rows, committed as files."""
-    root = tempfile.mkdtemp(prefix="components_")
-    with commits.Transaction(root, "test") as txn:
-        txn.stage_arrow(pa.Table.from_pylist(jobs), "current_jobs")
-        txn.stage_arrow(pa.Table.from_pylist(edges), "current_lineage")
-        commit = txn.commit()
-    return check_components({name: commit.files(name) for name in ("current_jobs", "current_lineage")})
+def component_problems(jobs: list[dict], edges: list[dict]) -> list[str]:
+    """The blocking check (DuckDB label propagation) over these rows, committed as files (in a
+    folder removed afterwards)."""
+    with tempfile.TemporaryDirectory(prefix="components_") as root:
+        with commits.Transaction(root, "test") as txn:
+            txn.stage_arrow(pa.Table.from_pylist(jobs), "current_jobs")
+            txn.stage_arrow(pa.Table.from_pylist(edges), "current_lineage")
+            commit = txn.commit()
+        return check_components({name: commit.files(name) for name in ("current_jobs", "current_lineage")})
 
 
 def test_component_problems_passes_on_a_consistent_graph():
