@@ -187,11 +187,11 @@ def _float(text: str) -> float:
     return value
 
 
-def _strict_decode(text: str, pos: int = 0) -> tuple[Any, int, bool]:
-    """(value, where it ends, whether it holds a float) of the JSON value at `pos`, parsed strictly."""
+def _counting_floats(decode, *args) -> tuple[Any, bool]:
+    """(what `decode(*args)` returns, whether the strict decoder made a float while it ran)."""
     before = _FLOATS.made
-    value, end = _STRICT.raw_decode(text, pos)
-    return value, end, _FLOATS.made != before
+    result = decode(*args)
+    return result, _FLOATS.made != before
 
 
 _STRICT = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_constant, parse_float=_float)
@@ -245,9 +245,8 @@ def _load(text: str, data: bytes, limits: Limits) -> tuple[Any, str | None, str 
     if not _depth_ok(data, limits.depth):
         return None, reasons.TOO_DEEP, _too_deep_reason(limits), True
     try:
-        before = _FLOATS.made
-        value = _STRICT.decode(text)
-        return value, None, None, _FLOATS.made != before
+        value, floats = _counting_floats(_STRICT.decode, text)
+        return value, None, None, floats
     except _JsonReject as bad:
         return None, bad.code, bad.reason, True
     except json.JSONDecodeError as exc:
@@ -555,7 +554,7 @@ def _array(data: bytes, start: int, limits: Limits) -> tuple[list[RawRecord] | N
             code = reason = None
             floats = True
             try:
-                value, end, floats = _strict_decode(text, pos)
+                (value, end), floats = _counting_floats(_STRICT.raw_decode, text, pos)
             except _JsonReject as bad:
                 code, reason = bad.code, bad.reason
             except json.JSONDecodeError as exc:

@@ -75,6 +75,11 @@ def first_per_event(accepted: DataFrame) -> DataFrame:
     return accepted.withColumn("_n", F.row_number().over(w)).filter("_n = 1").drop("_n")
 
 
+def shuffle_slots(df: DataFrame) -> int:
+    """The session's `spark.sql.shuffle.partitions`: the partitions `spread_by_day` spreads into."""
+    return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+
+
 def day_parts(rows_by_day: dict[str, int], slots: int) -> dict[str, int]:
     """How many of `slots` partitions (so files) `spread_by_day` gives each day: its share of the
     rows, rounded up, at least one."""
@@ -125,7 +130,7 @@ def stage_drop(
         F.to_date("event_date").alias("event_date"), F.lit(batch_id).alias("batch_id"),
     )
     if accepted_by_day:
-        slots = int(parsed.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+        slots = shuffle_slots(parsed)
         if parsed.rdd.getNumPartitions() * len(accepted_by_day) > sum(day_parts(accepted_by_day, slots).values()):
             events = spread_by_day(events, accepted_by_day, slots)
     duplicate_events = (
@@ -153,5 +158,4 @@ def consolidate(landed: DataFrame, rows_by_day: dict[str, int]) -> DataFrame:
     shuffled by event_id at all."""
     repeated = landed.groupBy("event_id").count().filter("count > 1").limit(1).count() > 0
     firsts = first_per_event(landed) if repeated else landed
-    slots = int(landed.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    return spread_by_day(firsts.select(*t.EVENTS.column_names), rows_by_day, slots)
+    return spread_by_day(firsts.select(*t.EVENTS.column_names), rows_by_day, shuffle_slots(landed))

@@ -6,6 +6,7 @@ failure leaves readers on the previous commit.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import duckdb
@@ -68,10 +69,7 @@ def key_problems(staged: dict[str, DataFrame]) -> list[str]:
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
-    union = frames[0]
-    for part in frames[1:]:
-        union = union.unionByName(part)
-    return union
+    return functools.reduce(DataFrame.unionByName, frames)
 
 
 # ---------------------------------------------------------------------------------- determinism
@@ -172,19 +170,17 @@ def _mark_versions(df: DataFrame, sample: Sample) -> DataFrame:
 def sample_frames(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, tuple[DataFrame, str | None]]:
     """The rows of each fold output that the sample determines, with its day column, ready for
     `fingerprints` (dataset_fields rows follow the same side's dataset_versions)."""
-    return {
-        name: (restrict(name, df, sample, outputs["dataset_versions"]), t.get(name).day_column)
-        for name, df in outputs.items()
-    }
+    return _per_table(outputs, sample, restrict)
 
 
 def marked_frames(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, tuple[DataFrame, str | None]]:
     """Each fold output whole, its sampled rows marked (`mark_sample`), with its day column, ready
     for `fingerprints_and_marked(..., SAMPLED)`."""
-    return {
-        name: (mark_sample(name, df, sample, outputs["dataset_versions"]), t.get(name).day_column)
-        for name, df in outputs.items()
-    }
+    return _per_table(outputs, sample, mark_sample)
+
+
+def _per_table(outputs: dict[str, DataFrame], sample: Sample, rule) -> dict[str, tuple[DataFrame, str | None]]:
+    return {name: (rule(name, df, sample, outputs["dataset_versions"]), t.get(name).day_column) for name, df in outputs.items()}
 
 
 def compare(written: dict[str, dict[str, Fingerprint]], recomputed: dict[str, dict[str, Fingerprint]]) -> list[str]:

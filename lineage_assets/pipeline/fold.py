@@ -98,15 +98,8 @@ def run_fold(
     The determinism check's recompute reads only the base commit, so it runs in a thread beside
     the fold and its writes (`Recompute`: Spark fills the cores the fold leaves idle with its
     tasks); only the comparison waits for it."""
-    seconds: dict[str, float] = {}
-    began = time.monotonic()
-
-    def lap(name: str) -> None:
-        nonlocal began
-        now = time.monotonic()
-        seconds[name] = round(seconds.get(name, 0) + now - began, 2)
-        began = now
-
+    lap = Laps()
+    seconds = lap.seconds
     with commits.writer(root):
         base = commits.latest(root)
         requested_last = last
@@ -147,6 +140,19 @@ def run_fold(
                     report.commit_seq = commit.seq
                 lap("commit")
     return report
+
+
+class Laps:
+    """Seconds per step: `lap(step)` adds the time since the previous lap (or since creation)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._began = time.monotonic()
+
+    def __call__(self, step: str) -> None:
+        now = time.monotonic()
+        self.seconds[step] = round(self.seconds.get(step, 0) + now - self._began, 2)
+        self._began = now
 
 
 @dataclass
@@ -194,7 +200,8 @@ class Recompute:
     still running (a fold that failed does not leave it behind) and waits for the thread."""
 
     def __init__(self, spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, rate: float):
-        self.seconds: dict[str, float] = {}
+        self._laps = Laps()
+        self.seconds = self._laps.seconds
         self._sample: Future = Future()
         self._computed: Future = Future()
         self._group = f"lineage-fold-recompute-{secrets.token_hex(4)}"
@@ -219,13 +226,8 @@ class Recompute:
         return self._computed.result()
 
     def _run(self, base: commits.Commit, first: dt.date, last: dt.date, rate: float) -> None:
-        began = time.monotonic()
-
         def lap(step: str) -> None:
-            nonlocal began
-            now = time.monotonic()
-            self.seconds[step] = round(self.seconds.get(step, 0) + now - began, 2)
-            began = now
+            self._laps(step)
             if self._stop.is_set():
                 raise RuntimeError("the determinism check's recompute was stopped: the fold failed")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -48,10 +49,7 @@ def fingerprints_and_marked(
         key = F.col(day).cast("string") if day else F.lit(WHOLE)
         marked = F.coalesce(F.col(mark), F.lit(False)) if mark and mark in df.columns else F.lit(False)
         parts.append(df.select(F.lit(name).alias("_t"), key.alias("_d"), _row_hash(df, (day, mark)).alias("_h"), marked.alias("_m")))
-    union = parts[0]
-    for part in parts[1:]:
-        union = union.unionByName(part)
-    rows = union.groupBy("_t", "_d").agg(
+    rows = functools.reduce(DataFrame.unionByName, parts).groupBy("_t", "_d").agg(
         F.sum("_h").alias("h"), F.count(F.lit(1)).alias("n"),
         F.sum(F.when(F.col("_m"), F.col("_h"))).alias("mh"), F.count(F.when(F.col("_m"), F.lit(1))).alias("mn"),
     ).collect()
