@@ -6,6 +6,7 @@ Dagster resources call SparkSession.builder.getOrCreate() and so reuse this sess
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -14,6 +15,23 @@ import pytest
 
 # The determinism check recomputes the whole range in tests (production samples jobs).
 os.environ["LINEAGE_CHECK_SAMPLE"] = "1"
+
+# The test session's settings. Test data is tiny: compiling generated code and adaptive
+# re-planning cost more than they save (measured: a fold of a 12-day stream 26-36 s with them,
+# 18-20 s without), and so do shuffle partitions beyond one. They are also the environment's
+# LINEAGE_SPARK_CONF, so the Dagster resource (whose getOrCreate applies its SQL settings to this
+# session) and `lineage-assets` subprocesses use them too: with the resource's default of 8
+# shuffle partitions, one `ingest` of a 60-event stream took 46 s instead of 29 s.
+TEST_SPARK_CONF = {
+    "spark.master": "local[1]",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.default.parallelism": "1",
+    "spark.driver.memory": "1g",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.adaptive.enabled": "false",
+}
+os.environ["LINEAGE_SPARK_CONF"] = json.dumps(TEST_SPARK_CONF)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "openlineage"
 
@@ -26,21 +44,8 @@ def spark():
     from lineage_assets.defs.resources import spark_conf_from_env
 
     builder = SparkSession.builder
-    conf = spark_conf_from_env({})
-    conf.update(
-        {
-            "spark.master": "local[1]",
-            "spark.sql.shuffle.partitions": "1",
-            "spark.default.parallelism": "1",
-            "spark.ui.enabled": "false",
-            "spark.driver.memory": "1g",
-            # test data is tiny: compiling generated code and adaptive re-planning cost more than
-            # they save (measured: a fold of a 12-day stream 26-36 s with them, 18-20 s without)
-            "spark.sql.codegen.wholeStage": "false",
-            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-            "spark.sql.adaptive.enabled": "false",
-        }
-    )
+    conf = spark_conf_from_env()  # the defaults with TEST_SPARK_CONF over them
+    conf["spark.ui.enabled"] = "false"
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

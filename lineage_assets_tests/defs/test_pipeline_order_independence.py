@@ -233,15 +233,8 @@ def test_asset_specs_carry_the_column_schema_of_the_registry():
         assert [c.name for c in schema.columns] == table.column_names
 
 
-TEST_SPARK = {  # the test session's settings (conftest), for `lineage-assets ingest` subprocesses
-    "spark.master": "local[1]", "spark.sql.shuffle.partitions": "1", "spark.default.parallelism": "1",
-    "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-    "spark.sql.adaptive.enabled": "false", "spark.driver.memory": "1g",
-}
-
-
 def _ingest_process(drops, warehouse, home, kill_at: int | None = None) -> int:
-    env = {**os.environ, "DAGSTER_HOME": str(home), "LINEAGE_SPARK_CONF": json.dumps(TEST_SPARK), "LINEAGE_CHECK_SAMPLE": "1"}
+    env = {**os.environ, "DAGSTER_HOME": str(home), "LINEAGE_CHECK_SAMPLE": "1"}  # LINEAGE_SPARK_CONF: conftest
     env.pop(commits.FAULT_LOG, None)
     env.pop(commits.KILL_AT, None)
     if kill_at is not None:
