@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+
 import builtins
 import datetime as dt
 import io
@@ -84,6 +86,7 @@ class Folded:
     run_lineage: list[dict]
     column_lineage: list[dict]
     dataset_fields: list[dict]
+    dataset_aliases: list[dict]
     job_mismatch: list[dict]  # rejected_events rows with reason job_mismatch
     state: "FoldState"
     jobs_state: list[dict]
@@ -100,6 +103,7 @@ class FoldState:
     storage_versions: object
     columns: object
     fields: object
+    aliases: object
     warehouse: str
 
 
@@ -119,7 +123,9 @@ def commit_events(spark, warehouse: str, events: list[dict]) -> list[dt.date]:
 def fold_stream(spark, events: list[dict], warehouse: str | None = None, by_day: bool = False) -> Folded:
     """Commit a stream's events and fold them: one range run over all days (or one run per day
     that has events, in order, with `by_day`); tables are collected as lists of dicts."""
-    warehouse = warehouse or tempfile.mkdtemp(prefix="fold_")
+    if warehouse is None:
+        warehouse = tempfile.mkdtemp(prefix="fold_")
+        atexit.register(shutil.rmtree, warehouse, True)  # the test process's folds leave nothing in /tmp
     days = commit_events(spark, warehouse, events)
     for first, last in ([(d, d) for d in days] if by_day else [(days[0], days[-1])]):
         report = run_fold(spark, warehouse, first, last, sample_rate=1.0, log=lambda _m: None)
@@ -131,7 +137,7 @@ def fold_stream(spark, events: list[dict], warehouse: str | None = None, by_day:
 
     state = FoldState(*(current_rows(spark, commit, table) for table in (
         tables.STATE_OPEN_EVENTS, tables.STATE_JOBS, tables.STATE_DATASETS, tables.STATE_STORAGE_VERSIONS,
-        tables.STATE_COLUMNS, tables.STATE_FIELDS)), warehouse=warehouse)
+        tables.STATE_COLUMNS, tables.STATE_FIELDS, tables.STATE_ALIASES)), warehouse=warehouse)
     return Folded(
         *(rows(table.name) for table in tables.HISTORY),
         job_mismatch=[_with_event(r) for r in rows("rejected_events", where=lambda p: p["batch_id"] == "job_mismatch")],
@@ -151,7 +157,7 @@ def publish_current(spark, state: FoldState, warehouse: str, folded: "Folded | N
     if folded is not None and os.path.abspath(folded.warehouse) != os.path.abspath(warehouse):
         shutil.copytree(folded.warehouse, warehouse, dirs_exist_ok=True)
     with commits.Transaction(warehouse, "test_snapshot") as txn:
-        stage_current_graph(spark, txn, CurrentState(state.jobs, state.columns, state.fields))
+        stage_current_graph(spark, txn, CurrentState(state.jobs, state.columns, state.fields, state.aliases))
         txn.commit()
 
 

@@ -68,6 +68,7 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
             for table, upstream in (
                 (t.CURRENT_JOBS, "run_lineage"), (t.CURRENT_LINEAGE, "run_lineage"),
                 (t.CURRENT_COLUMN_LINEAGE, "column_lineage"), (t.CURRENT_DATASET_FIELDS, "dataset_fields"),
+                (t.CURRENT_ALIASES, "dataset_aliases"),
             )
         ],
         check_specs=[dg.AssetCheckSpec(

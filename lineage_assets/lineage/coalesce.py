@@ -12,6 +12,8 @@ import json
 import uuid
 from typing import Any
 
+from lineage_assets.identity.aliases import micros
+from lineage_assets.identity.resolver import Identity
 from lineage_assets.ids import canonical_json
 
 TERMINAL = ("COMPLETE", "FAIL", "ABORT")
@@ -36,19 +38,32 @@ def merge_facet_texts(texts: list[str | None]) -> str:
     return canonical_json(merged)
 
 
-def _merge_datasets(events: list[dict], key: str, as_text: bool = False) -> list[dict]:
-    texts: dict[tuple[str, str], tuple[list, list]] = {}
+def _merge_datasets(events: list[dict], key: str, as_text: bool = False, identity: Identity | None = None, at: int | None = None) -> list[dict]:
+    """The union of the events' datasets under `key`, each dataset once with its facets merged.
+    With an `identity`, datasets are first resolved to their canonical dataset as of `at`: the
+    entries of one dataset (several partitions, a path and its table) merge into one, which keeps
+    the partitions named and the names reported (`RUN_DATASET`)."""
+    texts: dict[tuple[str, str], tuple[list, list, set, set]] = {}
     for event in events:
-        for item in event.get(key) or []:
-            facets, io_facets = texts.setdefault((item["namespace"], item["name"]), ([], []))
+        items = event.get(key) or []
+        for item in identity.datasets(items, at) if identity is not None else items:
+            facets, io_facets, partitions, reported = texts.setdefault((item["namespace"], item["name"]), ([], [], set(), set()))
             facets.append(item["facets"])
             io_facets.append(item["io_facets"])
+            if item.get("partition") is not None:
+                partitions.add(item["partition"])
+            if item.get("reported") is not None:
+                reported.add(item["reported"])
     out = []
-    for (ns, name), (facets, io_facets) in sorted(texts.items()):
+    for (ns, name), (facets, io_facets, partitions, reported) in sorted(texts.items()):
         merged = (merge_facet_texts(facets), merge_facet_texts(io_facets))
         if not as_text:
             merged = tuple(json.loads(m) for m in merged)
-        out.append({"namespace": ns, "name": name, "facets": merged[0], "io_facets": merged[1]})
+        item = {"namespace": ns, "name": name, "facets": merged[0], "io_facets": merged[1]}
+        if identity is not None:
+            item["partitions"] = sorted(partitions)
+            item["reported"] = [{"namespace": a, "name": b} for a, b in sorted(reported)]
+        out.append(item)
     return out
 
 
@@ -89,9 +104,11 @@ def is_streaming(job_facets: dict[str, Any]) -> bool:
     return isinstance(job_type, dict) and str(job_type.get("processingType", "")).upper() == "STREAMING"
 
 
-def coalesce_run(events: list[dict], as_text: bool = False) -> tuple[dict, list[dict]]:
+def coalesce_run(events: list[dict], as_text: bool = False, identity: Identity | None = None) -> tuple[dict, list[dict]]:
     """(the run, the events rejected as job_mismatch). The run's `state` is None while it is open.
-    Facets come back as dicts, or with `as_text` as canonical JSON text (what the fold stores)."""
+    Facets come back as dicts, or with `as_text` as canonical JSON text (what the fold stores).
+    With an `identity`, the run's datasets are canonical datasets resolved as of its end (its
+    last event while it is open)."""
     ordered = sorted(events, key=_order)
     job = (ordered[0]["job_namespace"], ordered[0]["job_name"])
     kept = [e for e in ordered if (e["job_namespace"], e["job_name"]) == job]
@@ -104,6 +121,7 @@ def coalesce_run(events: list[dict], as_text: bool = False) -> tuple[dict, list[
     starts = [e for e in kept if e["event_type"] == "START"]
     last = terminal[-1] if terminal else None
     parent_id, root_id = _parent_ids(run_facets)
+    at = micros((last or kept[-1])["event_time"]) if identity is not None else None
     run = {
         "run_id": kept[0]["run_id"],
         "job_namespace": job[0],
@@ -111,8 +129,8 @@ def coalesce_run(events: list[dict], as_text: bool = False) -> tuple[dict, list[
         "state": last["event_type"] if last else None,
         "started_at": (starts[0] if starts else kept[0])["event_time"],
         "ended_at": last["event_time"] if last else None,
-        "inputs": _merge_datasets(kept, "inputs", as_text),
-        "outputs": _merge_datasets(kept, "outputs", as_text),
+        "inputs": _merge_datasets(kept, "inputs", as_text, identity, at),
+        "outputs": _merge_datasets(kept, "outputs", as_text, identity, at),
         "run_facets": run_text if as_text else run_facets,
         "job_facets": job_text if as_text else job_facets,
         "code_version": code_version(job_facets),
@@ -125,7 +143,7 @@ def coalesce_run(events: list[dict], as_text: bool = False) -> tuple[dict, list[
     return run, mismatched
 
 
-def coalesce_segments(events: list[dict], first_day) -> list[dict]:
+def coalesce_segments(events: list[dict], first_day, identity: Identity | None = None) -> list[dict]:
     """All events of one runId over a range of days (the run's carried open events included),
     split into segments the way a day-by-day fold sees them: a segment closes at the end of the
     first UTC day on which one of its events is terminal; events on later days start a new one.
@@ -135,6 +153,7 @@ def coalesce_segments(events: list[dict], first_day) -> list[dict]:
     - `open`: every kept event with `valid_to`, the day its segment closed (None while open);
     - `mismatch`: an event (dated >= first_day) naming another job than its segment's first event;
     - `item`: an io-reporting event of a streaming run, a job-versioning item (dated >= first_day).
+    A run's datasets are resolved by `identity` (when given) as of the run's end.
     """
     by_day: dict[Any, list[dict]] = {}
     for event in sorted(events, key=_order):
@@ -168,7 +187,7 @@ def coalesce_segments(events: list[dict], first_day) -> list[dict]:
                         "state": event["event_type"] or "RUNNING", "code_version": version,
                     })
         if terminal:
-            run, _ = coalesce_run(segment, as_text=True)
+            run, _ = coalesce_run(segment, as_text=True, identity=identity)
             run.pop("last_event_time")
             out.append({"kind": "run", **run, "end_date": day})
             out.extend({"kind": "open", "run_id": e["run_id"], "event_id": e["event_id"], "valid_to": day} for e in segment)

@@ -132,8 +132,9 @@ def _edge_items(cll: Column) -> Column:
     """The edges of one output's facet as one array, each (input field, transformation) once:
     per output field, each input field with each of its transformations (one item with a null
     transformation when it lists none), then the dataset-wide inputs (output_field null).
-    Duplicates (a facet listing an input field or a transformation twice) can only come from one
-    facet, so they are removed here, per row, with no shuffle."""
+    Duplicates (a facet listing an input field or a transformation twice, or by two names of one
+    dataset) can only come from one facet, so `column_edges` removes them per row, once the
+    inputs are canonical, with no shuffle."""
     none = F.lit(None).cast("string")
 
     def item(output_field, legacy_type, legacy_description, i) -> list[Column]:
@@ -156,11 +157,24 @@ def _edge_items(cll: Column) -> Column:
     def with_t(x: Column, t: Column) -> Column:
         return F.struct(*[x[p].alias(p) for p in _EDGE_PARTS], t.alias("t"))
 
-    return F.array_distinct(F.flatten(F.transform(
+    return F.flatten(F.transform(
         F.concat(by_field, dataset_wide),
         lambda x: F.when(F.size(x["ts"]) > 0, F.transform(x["ts"], lambda t: with_t(x, t)))
         .otherwise(F.array(with_t(x, F.lit(None).cast(TRANSFORMATION)))),
-    )))
+    ))
+
+
+def _input_keys(terminal: DataFrame) -> DataFrame:
+    """(run_id, namespace, name, key): every name a run's column lineage may give each declared
+    input by, its canonical name and the names the run reported it by (DESIGN.md section 10)."""
+    pair = T.StructType([T.StructField("namespace", T.StringType()), T.StructField("name", T.StringType())])
+    return terminal.select("run_id", F.explode("inputs").alias("i")).select(
+        "run_id", F.col("i.namespace").alias("namespace"), F.col("i.name").alias("name"),
+        F.explode(F.array_union(
+            F.array(F.struct(F.col("i.namespace").alias("namespace"), F.col("i.name").alias("name"))),
+            F.coalesce(F.col("i.reported"), F.array().cast(T.ArrayType(pair))),
+        )).alias("key"),
+    )
 
 
 def _known(types: Column, field: Column) -> Column:
@@ -203,17 +217,22 @@ def column_edges(
         resolved_inputs.select(*ds_key, F.col("version_id").alias("input_version_id"))
         .join(declared_schemas.select(*ds_key, schema_id(F.col("text")).alias("schema_id")), ds_key, "left")
         .join(catalog.select("schema_id", "types"), "schema_id", "left")
+        .join(_input_keys(terminal), ds_key)
         .groupBy("run_id")
         .agg(F.map_from_entries(F.collect_list(F.struct(
-            F.struct("namespace", "name").alias("key"), F.struct("input_version_id", "types").alias("value"),
+            F.col("key"), F.struct("namespace", "name", "input_version_id", "types").alias("value"),
         ))).alias("_inputs"))
     )
 
     def complete(x: Column) -> Column:
         declared = F.try_element_at(F.col("_inputs"), F.struct(x["input_namespace"].alias("namespace"), x["input_name"].alias("name")))
         output_types = F.when(F.col("_has_schema"), F.coalesce("_output_types", F.create_map().cast("map<string, string>")))
+        canonical = {  # a declared input's field names its canonical dataset, whatever name the facet gave
+            "input_namespace": F.coalesce(declared["namespace"], x["input_namespace"]),
+            "input_name": F.coalesce(declared["name"], x["input_name"]),
+        }
         return F.struct(
-            *[x[p].alias(p) for p in _EDGE_PARTS], x["t"].alias("t"),
+            *[canonical.get(p, x[p]).alias(p) for p in _EDGE_PARTS], x["t"].alias("t"),
             declared["input_version_id"].alias("input_version_id"),
             F.when(x["output_field"].isNotNull(), _known(output_types, x["output_field"])).alias("output_field_known"),
             _known(declared["types"], x["input_field"]).alias("input_field_known"),
@@ -226,7 +245,7 @@ def column_edges(
         .join(run_inputs, "run_id", "left")
         .select(
             "run_id", "ended_at", "output_namespace", "output_name", "output_version_id",
-            F.explode(F.transform(_edge_items(F.col("cll")), complete)).alias("e"),
+            F.explode(F.array_distinct(F.transform(_edge_items(F.col("cll")), complete))).alias("e"),
         )
     )
     return edges.select(

@@ -7,11 +7,13 @@ component, so a component looks the same whichever node a user starts from.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from lineage_assets.identity.aliases import AliasTimeline, Statement
 from lineage_assets.query.node_ids import dataset_node, job_node
+from lineage_assets.warehouse import tables as t
 
 
 def component_ids(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, str]:
@@ -42,8 +44,40 @@ def component_ids(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, s
 COMPONENTS = T.StructType([T.StructField("node_id", T.StringType()), T.StructField("component_id", T.StringType())])
 
 
-def current_tables(jobs_state: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(current_jobs, current_lineage) from the fold's job state after the last processed day."""
+def current_aliases(aliases_state: DataFrame) -> DataFrame:
+    """CURRENT_ALIASES: every identifier that stands for another dataset now (its latest alias
+    statement, chains followed: `AliasTimeline.current`). Few rows: built on the driver."""
+    rows = aliases_state.select(
+        "alias_namespace", "alias_name", "namespace", "name", "identifier_type",
+        F.unix_micros("learnt_at").alias("learnt_micros"), "event_id",
+    ).collect()
+    timeline = AliasTimeline.of(
+        Statement((r["alias_namespace"], r["alias_name"]), r["learnt_micros"], r["event_id"], (r["namespace"], r["name"]), r["identifier_type"])
+        for r in rows
+    )
+    resolved = sorted((*alias, *canonical) for alias, canonical in timeline.current().items())
+    return aliases_state.sparkSession.createDataFrame(resolved, t.CURRENT_ALIASES.columns)
+
+
+def canonical(df: DataFrame, aliases: DataFrame, namespace: str, name: str) -> DataFrame:
+    """`df` with its dataset columns (namespace, name) replaced by the canonical dataset they stand
+    for now (`aliases`: CURRENT_ALIASES rows; few, so broadcast). History keeps the names as
+    they were resolved when written: an alias learnt later re-points them here, in the snapshot."""
+    found = F.broadcast(aliases.select(
+        F.col("alias_namespace").alias(namespace), F.col("alias_name").alias(name),
+        F.col("namespace").alias("_canonical_namespace"), F.col("name").alias("_canonical_name"),
+    ))
+    return df.join(found, [namespace, name], "left").select(*[
+        F.coalesce("_canonical_namespace", namespace).alias(namespace) if c == namespace
+        else F.coalesce("_canonical_name", name).alias(name) if c == name
+        else F.col(c)
+        for c in df.columns
+    ])
+
+
+def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(current_jobs, current_lineage) from the fold's job state after the last processed day,
+    datasets named by their canonical names now (`aliases`: CURRENT_ALIASES)."""
     spark = jobs_state.sparkSession
     jobs = jobs_state.filter("version_id is not null")
     edges = jobs.select(
@@ -53,7 +87,7 @@ def current_tables(jobs_state: DataFrame) -> tuple[DataFrame, DataFrame]:
     ).select(
         "job_namespace", "job_name", "version_id",
         F.col("d.namespace").alias("dataset_namespace"), F.col("d.name").alias("dataset_name"), "direction",
-    ).distinct()
+    ).transform(lambda df: canonical(df, aliases, "dataset_namespace", "dataset_name")).distinct()
     job_rows = jobs.select("job_namespace", "job_name").collect()
     edge_rows = edges.select("job_namespace", "job_name", "dataset_namespace", "dataset_name").collect()
     nodes = [job_node(r[0], r[1]) for r in job_rows]
@@ -79,19 +113,33 @@ def current_tables(jobs_state: DataFrame) -> tuple[DataFrame, DataFrame]:
     return current_jobs, current_lineage
 
 
-def current_column_tables(columns_state: DataFrame, fields_state: DataFrame, current_lineage: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(current_column_lineage, current_dataset_fields).
+def current_column_tables(
+    columns_state: DataFrame, fields_state: DataFrame, current_lineage: DataFrame, aliases: DataFrame,
+) -> tuple[DataFrame, DataFrame]:
+    """(current_column_lineage, current_dataset_fields), datasets by their canonical names now.
 
     A dataset's current column lineage: for each job whose current version outputs it, the edges
     of the version written by that job's latest terminal run that wrote it (the fold carries
-    those per (job, dataset) in its state). Fields: each dataset's current fields.
+    those per (job, dataset) in its state). Fields: each dataset's current fields; when several
+    names of one dataset have fields, those of the best version (as the fold ranks them: not
+    FAIL/ABORT first, then newest).
     """
     outputs = current_lineage.filter("direction = 'OUTPUT'").select(
         "job_namespace", "job_name",
         F.col("dataset_namespace").alias("output_namespace"), F.col("dataset_name").alias("output_name"),
     )
-    edges = columns_state.join(outputs, ["job_namespace", "job_name", "output_namespace", "output_name"], "left_semi")
-    fields = fields_state.select("namespace", "name", "version_id", "field_path", "type", "description", "ordinal")
+    edges = (
+        columns_state.transform(lambda df: canonical(df, aliases, "output_namespace", "output_name"))
+        .transform(lambda df: canonical(df, aliases, "input_namespace", "input_name"))
+        .join(outputs, ["job_namespace", "job_name", "output_namespace", "output_name"], "left_semi")
+        .distinct()
+    )
+    named = canonical(fields_state, aliases, "namespace", "name")
+    best = Window.partitionBy("namespace", "name").orderBy(F.col("rank"), F.col("created_at").desc(), F.col("version_id").desc())
+    chosen = named.select("namespace", "name", "version_id", "rank", "created_at").distinct().withColumn("_n", F.row_number().over(best)).filter("_n = 1")
+    fields = named.join(chosen.select("namespace", "name", "version_id"), ["namespace", "name", "version_id"], "left_semi").select(
+        "namespace", "name", "version_id", "field_path", "type", "description", "ordinal"
+    )
     return (
         edges.orderBy("output_namespace", "output_name", "output_field", "input_namespace", "input_name", "input_field"),
         fields.orderBy("namespace", "name", "ordinal"),

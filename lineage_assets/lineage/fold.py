@@ -27,8 +27,10 @@ from pyspark.sql import types as T
 
 from lineage_assets.ids import content_uuid
 from lineage_assets.lineage import column_lineage as cl
+from lineage_assets.identity.resolver import Identity
 from lineage_assets.lineage.checkpoint import checkpoint
 from lineage_assets.lineage.coalesce import coalesce_segments, code_version
+from lineage_assets.lineage.identity import RangeIdentity
 from lineage_assets.lineage.per_group import map_groups
 from lineage_assets.lineage.versioning import (
     FoldItem,
@@ -48,9 +50,9 @@ NAME_PAIRS = T.ArrayType(t.NAME_PAIR)
 SEGMENT_ROWS = schemas.schema(
     "kind string, run_id string, event_id string, valid_to date, "
     "job_namespace string, job_name string, state string, started_at timestamp, ended_at timestamp, "
-    "inputs array<IO_DATASET>, outputs array<IO_DATASET>, run_facets string, job_facets string, code_version string, "
+    "inputs array<RUN_DATASET>, outputs array<RUN_DATASET>, run_facets string, job_facets string, code_version string, "
     "parent_run_id string, root_run_id string, event_count int, streaming boolean, end_date date",
-    IO_DATASET=schemas.IO_DATASET,
+    RUN_DATASET=schemas.RUN_DATASET,
 )
 SEGMENT_INPUT = (
     "run_id", "event_id", "event_time", "event_date", "event_type", "job_namespace", "job_name",
@@ -79,6 +81,7 @@ class StateAsOf:
 
     day: dt.date
     open_events: DataFrame
+    aliases: DataFrame
     jobs: DataFrame
     datasets: DataFrame
     dataset_candidates: DataFrame
@@ -95,6 +98,7 @@ class RangeTables:
     run_lineage: DataFrame
     column_lineage: DataFrame
     dataset_fields: DataFrame
+    dataset_aliases: DataFrame
     job_mismatch: DataFrame  # EVENTS rows rejected as job_mismatch
     state: dict[str, DataFrame]  # state table name -> rows valid on some day >= first (with valid_to)
 
@@ -106,11 +110,31 @@ class RangeTables:
 # ---------------------------------------------------------------------------------- Python per group
 
 
-def _segments_fn(first_day: dt.date):
+def _segments_fn(first_day: dt.date, identity: Identity):
     def run(rows: list[dict]) -> list[dict]:
-        return coalesce_segments(rows, first_day)
+        return coalesce_segments(rows, first_day, identity)
 
     return run
+
+
+def _resolve_names(identity: Identity):
+    """A UDF: (namespaces, names, microseconds) -> the canonical datasets as of that time, sorted,
+    each once (partitions of one dataset are one dataset). For the few JobEvents and streaming
+    events; runs are resolved while they are coalesced."""
+
+    def resolve(namespaces, names, at):
+        return sorted({identity.resolve(ns, name, at)[:2] for ns, name in zip(namespaces or [], names or [])})
+
+    return F.udf(resolve, NAME_PAIRS)
+
+
+def _resolve_dataset(identity: Identity):
+    """A UDF: (namespace, name, microseconds) -> struct(namespace, name, partition)."""
+
+    def resolve(namespace, name, at):
+        return identity.resolve(namespace, name, at)
+
+    return F.udf(resolve, schemas.schema("namespace string, name string, partition string"))
 
 
 def _pairs(items) -> list[tuple[str, str]]:
@@ -232,16 +256,23 @@ def _latest_before(versions: DataFrame, reads: DataFrame, key: list[str]) -> Dat
     return found.select(*key, "reader", F.when(own, F.col("v.prev.version_id")).otherwise(F.col("v.cur.version_id")).alias("version_id"))
 
 
-def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf, lap: Callable[[str], None] = lambda _s: None) -> RangeTables:
+def fold_range(
+    first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf, names: RangeIdentity,
+    lap: Callable[[str], None] = lambda _s: None,
+) -> RangeTables:
     """The history tables of days [first, last] and the state rows valid on days >= first.
-    `lap(step)` is called after each intermediate is computed (for the report's timings)."""
+    `names`: the range's dataset identity (`lineage.identity.range_identity`, of the range's
+    whole events even when `events` is a sample of them). `lap(step)` is called after each
+    intermediate is computed (for the report's timings)."""
+    identity = names.identity
+    resolve_names, resolve_dataset = _resolve_names(identity), _resolve_dataset(identity)
     events = events.filter((F.col("event_date") >= F.lit(first)) & (F.col("event_date") <= F.lit(last)))
     event_cols = [*t.EVENT_COLUMNS.fieldNames(), "event_date"]
     carried = prev.open_events.select(*event_cols, "valid_from")
     run_events = events.filter("event_kind = 'RUN'").select(*event_cols, F.col("event_date").alias("valid_from")).unionByName(carried)
 
     segments = (
-        map_groups(run_events.select(*SEGMENT_INPUT), ["run_id"], _segments_fn(first), SEGMENT_ROWS)  # not the raw event text
+        map_groups(run_events.select(*SEGMENT_INPUT), ["run_id"], _segments_fn(first, identity), SEGMENT_ROWS)  # not the raw event text
         .transform(checkpoint)
     )
     lap("coalesce")
@@ -256,13 +287,16 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
         "job_namespace", "job_name", "run_id", "ended_at", "state", io_names("inputs").alias("inputs"),
         io_names("outputs").alias("outputs"), "code_version",
     )
+    def canonical(side: str) -> Column:  # an event's datasets as of its own time
+        return resolve_names(F.col(f"{side}.namespace"), F.col(f"{side}.name"), F.unix_micros("event_time")).alias(side)
+
     job_event_items = events.filter("event_kind = 'JOB'").select(
         "job_namespace", "job_name", F.col("event_id").alias("run_id"), F.col("event_time").alias("ended_at"),
-        F.coalesce("event_type", F.lit("COMPLETE")).alias("state"), io_names("inputs").alias("inputs"),
-        io_names("outputs").alias("outputs"), code_version_of("job_facets").alias("code_version"),
+        F.coalesce("event_type", F.lit("COMPLETE")).alias("state"), canonical("inputs"), canonical("outputs"),
+        code_version_of("job_facets").alias("code_version"),
     )
     streaming_items = segments.filter("kind = 'item'").select("event_id", "job_namespace", "job_name", "run_id", "ended_at", "state", "code_version").join(
-        events.select("event_id", io_names("inputs").alias("inputs"), io_names("outputs").alias("outputs")), "event_id"
+        events.select("event_id", canonical("inputs"), canonical("outputs")), "event_id"
     ).drop("event_id")
     items = batch_items.unionByName(job_event_items).unionByName(streaming_items)
     job_key = ["job_namespace", "job_name"]
@@ -306,15 +340,19 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
         F.col("o.namespace").alias("namespace"), F.col("o.name").alias("name"), "run_id", "run_state", *job_key,
         "job_version_id", F.col("ended_at").alias("created_at"), *_version_facets("o.facets"),
         _facet("o.io_facets", "$.outputStatistics.rowCount").cast("long").alias("row_count"),
-        F.col("end_date").alias("created_date"),
+        F.col("o.partitions").alias("partitions"), F.col("end_date").alias("created_date"),
     ).transform(checkpoint)
     lap("output_versions")
-    dataset_events = events.filter("event_kind = 'DATASET'").select(
-        dataset_version_id(F.col("dataset_namespace"), F.col("dataset_name"), "event_id", F.col("event_id")).alias("version_id"),
-        F.col("dataset_namespace").alias("namespace"), F.col("dataset_name").alias("name"),
+    dataset_events = events.filter("event_kind = 'DATASET'").withColumn(
+        "d", resolve_dataset("dataset_namespace", "dataset_name", F.unix_micros("event_time"))
+    ).select(
+        dataset_version_id(F.col("d.namespace"), F.col("d.name"), "event_id", F.col("event_id")).alias("version_id"),
+        F.col("d.namespace").alias("namespace"), F.col("d.name").alias("name"),
         *[F.lit(None).cast("string").alias(c) for c in ("run_id", "run_state", "job_namespace", "job_name", "job_version_id")],
         F.col("event_time").alias("created_at"), *_version_facets("dataset_facets"),
-        F.lit(None).cast("long").alias("row_count"), F.col("event_date").alias("created_date"),
+        F.lit(None).cast("long").alias("row_count"),
+        F.when(F.col("d.partition").isNotNull(), F.array("d.partition")).otherwise(F.array().cast("array<string>")).alias("partitions"),
+        F.col("event_date").alias("created_date"),
     )
     dataset_versions = run_versions.unionByName(dataset_events)
 
@@ -453,5 +491,6 @@ def fold_range(first: dt.date, last: dt.date, events: DataFrame, prev: StateAsOf
         t.STATE_STORAGE_VERSIONS.name: sv_state,
         t.STATE_COLUMNS.name: columns_state,
         t.STATE_FIELDS.name: fields_state,
+        t.STATE_ALIASES.name: names.state,
     }
-    return RangeTables(runs, job_versions, dataset_versions, run_lineage, column_lineage, fields, job_mismatch, state)
+    return RangeTables(runs, job_versions, dataset_versions, run_lineage, column_lineage, fields, names.dataset_aliases, job_mismatch, state)

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 import duckdb
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType
 
+from lineage_assets.identity.resolver import Identity
 from lineage_assets.lineage.checkpoint import checkpoint
-from lineage_assets.lineage.fold import io_names
+from lineage_assets.warehouse.schemas import NAME_PAIR
 from lineage_assets.query.node_ids import dataset_node_sql, job_node_sql
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
@@ -79,11 +81,14 @@ def _union(frames: list[DataFrame]) -> DataFrame:
 class Sample:
     """A deterministic sample of jobs (by a hash of namespace and name) and what their rows
     depend on: every run with an event naming a sampled job, the datasets those runs touch,
-    and every run writing one of those datasets. `rate >= 1` is everything."""
+    and every run writing one of those datasets. Datasets are taken by family
+    (`Identity.family`: every name an alias or a partition ties to them), so a writer that named
+    a dataset by its path is found for a reader that named its table. `rate >= 1` is everything."""
 
     rate: float
     runs: DataFrame | None = None  # run_id of sampled runs
-    datasets: DataFrame | None = None  # namespace, name touched by sampled runs
+    datasets: DataFrame | None = None  # namespace, name: the families touched by sampled runs
+    identity: Identity | None = None
 
     @property
     def whole(self) -> bool:
@@ -94,11 +99,23 @@ class Sample:
         return (F.abs(F.xxhash64(namespace, name)) % 10000) < int(rate * 10000)
 
 
-def sample_inputs(events: DataFrame, carried: DataFrame, rate: float) -> tuple[Sample, DataFrame, DataFrame]:
+def _family_udfs(identity: Identity):
+    """UDFs: an array of datasets (namespaces, names) -> their families; one dataset -> its family."""
+    def many(namespaces, names):
+        return sorted({identity.family(ns, name) for ns, name in zip(namespaces or [], names or [])})
+
+    def one(namespace, name):
+        return identity.family(namespace, name) if namespace is not None and name is not None else None
+
+    return F.udf(many, ArrayType(NAME_PAIR)), F.udf(one, NAME_PAIR)
+
+
+def sample_inputs(events: DataFrame, carried: DataFrame, rate: float, identity: Identity) -> tuple[Sample, DataFrame, DataFrame]:
     """(the sample, the events to recompute it from, the carried open events to recompute it from)."""
     if rate >= 1:
         return Sample(rate), events, carried
-    names = ["run_id", "job_namespace", "job_name", io_names("inputs").alias("inputs"), io_names("outputs").alias("outputs")]
+    families, family = _family_udfs(identity)
+    names = ["run_id", "job_namespace", "job_name", *[families(f"{side}.namespace", f"{side}.name").alias(side) for side in ("inputs", "outputs")]]
     run_events = events.filter("event_kind = 'RUN'").select(*names).unionByName(carried.select(*names))  # not the facets
     sampled = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), rate)
     runs = run_events.filter(sampled).select("run_id").distinct()
@@ -111,11 +128,11 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float) -> tuple[S
     keep = (  # kept once on local disk: the recomputed fold reads its events several times
         events.filter("event_kind = 'RUN'").join(needed, "run_id", "left_semi")
         .unionByName(events.filter("event_kind = 'JOB'").filter(sampled))
-        .unionByName(events.filter("event_kind = 'DATASET'").join(
-            datasets.select(F.col("namespace").alias("dataset_namespace"), F.col("name").alias("dataset_name")),
-            ["dataset_namespace", "dataset_name"], "left_semi"))
+        .unionByName(events.filter("event_kind = 'DATASET'").withColumn("_f", family("dataset_namespace", "dataset_name")).join(
+            datasets.select(F.struct("namespace", "name").alias("_f")), "_f", "left_semi").drop("_f"))
     ).transform(checkpoint)
-    return Sample(rate, runs.transform(checkpoint), datasets), keep, carried.join(needed, "run_id", "left_semi").transform(checkpoint)
+    sample = Sample(rate, runs.transform(checkpoint), datasets, identity)
+    return sample, keep, carried.join(needed, "run_id", "left_semi").transform(checkpoint)
 
 
 SAMPLED = "_sampled"  # the boolean column `mark_sample` adds
@@ -131,6 +148,8 @@ def mark_sample(name: str, df: DataFrame, sample: Sample, dataset_versions: Data
     job = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), sample.rate)
     if name in ("runs", "run_lineage", "job_versions", "state_jobs", "state_columns", "state_open_events"):
         return df.withColumn(SAMPLED, job)
+    if name in ("dataset_aliases", "state_aliases"):  # resolved from the whole range, sample or not
+        return df.withColumn(SAMPLED, F.lit(True))
     if name == "dataset_versions":
         return _mark_versions(df, sample)
     if name == "column_lineage":
@@ -139,7 +158,7 @@ def mark_sample(name: str, df: DataFrame, sample: Sample, dataset_versions: Data
         versions = _mark_versions(dataset_versions, sample).filter(F.col(SAMPLED)).select("version_id")
         return _mark_by(df, versions, ["version_id"], sample)
     if name in ("state_datasets", "state_storage_versions", "state_fields"):
-        return _mark_by(df, sample.datasets, ["namespace", "name"], sample)
+        return _mark_by_family(df, sample)
     raise ValueError(f"no sample rule for {name}")
 
 
@@ -159,11 +178,21 @@ def _mark_by(df: DataFrame, keys: DataFrame, columns: list[str], sample: Sample)
     return df.join(found, columns, "left").withColumn(SAMPLED, F.coalesce(F.col(SAMPLED), F.lit(False)))
 
 
+def _mark_by_family(df: DataFrame, sample: Sample) -> DataFrame:
+    """SAMPLED: whether the row's dataset (namespace, name) is of a family the sample touches."""
+    _many, family = _family_udfs(sample.identity)
+    keyed = df.withColumn("_family", family("namespace", "name")).select(
+        "*", F.col("_family.namespace").alias("_family_namespace"), F.col("_family.name").alias("_family_name")
+    ).drop("_family")
+    families = sample.datasets.select(F.col("namespace").alias("_family_namespace"), F.col("name").alias("_family_name"))
+    return _mark_by(keyed, families, ["_family_namespace", "_family_name"], sample).drop("_family_namespace", "_family_name")
+
+
 def _mark_versions(df: DataFrame, sample: Sample) -> DataFrame:
     """Dataset versions: those an output of a sampled job made, and those a dataset event made
     of a dataset the sample touches."""
     job = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), sample.rate)
-    by_event = _mark_by(df, sample.datasets, ["namespace", "name"], sample)
+    by_event = _mark_by_family(df, sample)
     return by_event.withColumn(SAMPLED, F.when(F.col("job_namespace").isNotNull(), job).otherwise(F.col(SAMPLED)))
 
 

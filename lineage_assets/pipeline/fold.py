@@ -13,8 +13,10 @@ from typing import Callable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from lineage_assets.identity.partitions import PartitionRule, load_rules
 from lineage_assets.intake import reasons
 from lineage_assets.lineage.fold import StateAsOf, fold_range
+from lineage_assets.lineage.identity import RangeIdentity, range_identity
 from lineage_assets.lineage.state import state_as_of
 from lineage_assets.pipeline import progress
 from lineage_assets.pipeline.progress import FOLD_THROUGH
@@ -66,11 +68,20 @@ def fold_through(commit: commits.Commit) -> dt.date | None:
     return dt.date.fromisoformat(value) if value else None
 
 
-def fold_inputs(spark: SparkSession, commit: commits.Commit, first: dt.date, last: dt.date) -> tuple[DataFrame, StateAsOf]:
-    """What a fold of [first, last] reads, from `commit`: the events of those days and the state
-    as of first - 1."""
+@dataclass
+class FoldInputs:
+    """What a fold of [first, last] reads from a commit: the events of those days, the state as
+    of first - 1, and the dataset identity the range's names resolve with."""
+
+    events: DataFrame
+    prev: StateAsOf
+    names: RangeIdentity
+
+
+def fold_inputs(spark: SparkSession, commit: commits.Commit, first: dt.date, last: dt.date, rules: tuple[PartitionRule, ...]) -> FoldInputs:
     events = commits.read_table(spark, commit.root, "events", where=commits.within("event_date", first, last), commit=commit)
-    return events, state_as_of(spark, commit, first - dt.timedelta(days=1))
+    prev = state_as_of(spark, commit, first - dt.timedelta(days=1))
+    return FoldInputs(events, prev, range_identity(events, prev.aliases, first, rules))
 
 
 def _mismatch_rejects(events: DataFrame) -> DataFrame:
@@ -91,13 +102,16 @@ def run_fold(
     last: dt.date,
     sample_rate: float = 1.0,
     log: Callable[[str], None] = print,
+    rules: tuple[PartitionRule, ...] | None = None,
 ) -> FoldReport:
     """Fold [first, last] (extended to the last day already folded: the state of every later day
     depends on it), check, and commit when the blocking checks pass.
 
     The determinism check's recompute reads only the base commit, so it runs in a thread beside
     the fold and its writes (`Recompute`: Spark fills the cores the fold leaves idle with its
-    tasks); only the comparison waits for it."""
+    tasks); only the comparison waits for it. `rules`: the partition rules (default: those in
+    force, `identity.partitions.load_rules`)."""
+    rules = load_rules() if rules is None else rules
     lap = Laps()
     seconds = lap.seconds
     with commits.writer(root):
@@ -107,10 +121,11 @@ def run_fold(
         if through and through > last:
             last = through
             log(f"lineage fold: extending {first}..{requested_last} to {last}, the last day already folded")
-        with Recompute(spark, base, first, last, sample_rate) as recompute:
-            events, prev = fold_inputs(spark, base, first, last)
+        with Recompute(spark, base, first, last, sample_rate, rules) as recompute:
+            inputs = fold_inputs(spark, base, first, last, rules)
+            prev = inputs.prev
             lap("read_state")
-            tables = fold_range(first, last, events, prev, lap=lap)
+            tables = fold_range(first, last, inputs.events, prev, inputs.names, lap=lap)
             lap("plan")
             with commits.Transaction(root, OPERATION) as txn:
                 for name, df in tables.outputs().items():  # every partition of the range and after is replaced (state: valid_to >= first)
@@ -162,16 +177,20 @@ class RecomputeInputs:
     sample: Sample
     events: DataFrame
     prev: StateAsOf
+    names: RangeIdentity
 
 
-def recompute_inputs(spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, rate: float) -> RecomputeInputs:
+def recompute_inputs(
+    spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, rate: float, rules: tuple[PartitionRule, ...],
+) -> RecomputeInputs:
     """The inputs of the fold (the committed events and the state as of first - 1, read again:
-    nothing cached or written is reused) cut to a deterministic sample of jobs (all at rate 1)
-    and what they depend on (`checks.sample_inputs`)."""
-    events, prev = fold_inputs(spark, base, first, last)
-    sample, sample_events, carried = sample_inputs(events, prev.open_events, rate)
-    prev.open_events = carried
-    return RecomputeInputs(sample, sample_events, prev)
+    nothing cached or written is reused; the dataset identity resolved again from all of the
+    range's events) cut to a deterministic sample of jobs (all at rate 1) and what they depend on
+    (`checks.sample_inputs`)."""
+    inputs = fold_inputs(spark, base, first, last, rules)
+    sample, sample_events, carried = sample_inputs(inputs.events, inputs.prev.open_events, rate, inputs.names.identity)
+    inputs.prev.open_events = carried
+    return RecomputeInputs(sample, sample_events, inputs.prev, inputs.names)
 
 
 def recompute_sample(
@@ -179,7 +198,7 @@ def recompute_sample(
 ) -> dict[str, dict[str, Fingerprint]]:
     """The fold of the sample recomputed from `inputs`: the content hashes of the rows the
     sample determines, table by table and day by day."""
-    again = fold_range(first, last, inputs.events, inputs.prev, lap=lap)
+    again = fold_range(first, last, inputs.events, inputs.prev, inputs.names, lap=lap)
     return fingerprints(sample_frames(again.outputs(), inputs.sample))
 
 
@@ -199,7 +218,7 @@ class Recompute:
     wait for its results (and raise what it raised); leaving the `with` block cancels what is
     still running (a fold that failed does not leave it behind) and waits for the thread."""
 
-    def __init__(self, spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, rate: float):
+    def __init__(self, spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, rate: float, rules: tuple[PartitionRule, ...]):
         self._laps = Laps()
         self.seconds = self._laps.seconds
         self._sample: Future = Future()
@@ -207,7 +226,7 @@ class Recompute:
         self._group = f"lineage-fold-recompute-{secrets.token_hex(4)}"
         self._stop = threading.Event()
         self._spark = spark
-        self._thread = threading.Thread(target=self._run, args=(base, first, last, rate), name=self._group, daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(base, first, last, rate, rules), name=self._group, daemon=True)
 
     def __enter__(self) -> Recompute:
         self._thread.start()
@@ -225,7 +244,7 @@ class Recompute:
     def computed(self) -> dict[str, dict[str, Fingerprint]]:
         return self._computed.result()
 
-    def _run(self, base: commits.Commit, first: dt.date, last: dt.date, rate: float) -> None:
+    def _run(self, base: commits.Commit, first: dt.date, last: dt.date, rate: float, rules: tuple[PartitionRule, ...]) -> None:
         def lap(step: str) -> None:
             self._laps(step)
             if self._stop.is_set():
@@ -233,7 +252,7 @@ class Recompute:
 
         try:
             self._spark.sparkContext.setJobGroup(self._group, "determinism check: the fold recomputed")
-            inputs = recompute_inputs(self._spark, base, first, last, rate)
+            inputs = recompute_inputs(self._spark, base, first, last, rate, rules)
             lap("sample")
             self._sample.set_result(inputs.sample)
             self._computed.set_result(recompute_sample(first, last, inputs, lap))

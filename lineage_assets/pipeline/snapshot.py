@@ -7,7 +7,7 @@ from typing import Callable
 
 from pyspark.sql import DataFrame, SparkSession
 
-from lineage_assets.lineage.current import current_column_tables, current_tables
+from lineage_assets.lineage.current import current_aliases, current_column_tables, current_tables
 from lineage_assets.lineage.state import current_rows
 from lineage_assets.pipeline.checks import CheckReport, component_problems
 from lineage_assets.pipeline import progress
@@ -27,10 +27,11 @@ class CurrentState:
     jobs: DataFrame
     columns: DataFrame
     fields: DataFrame
+    aliases: DataFrame
 
     @classmethod
     def of(cls, spark: SparkSession, commit: commits.Commit) -> "CurrentState":
-        return cls(*(current_rows(spark, commit, table) for table in (t.STATE_JOBS, t.STATE_COLUMNS, t.STATE_FIELDS)))
+        return cls(*(current_rows(spark, commit, table) for table in (t.STATE_JOBS, t.STATE_COLUMNS, t.STATE_FIELDS, t.STATE_ALIASES)))
 
 
 @dataclass
@@ -47,12 +48,14 @@ class SnapshotReport:
 
 
 def stage_current_graph(spark: SparkSession, txn: commits.Transaction, state: CurrentState) -> None:
-    """Stage the four current-graph tables; the column tables are built from the staged
-    current_lineage, so its edges are computed once."""
-    jobs, lineage = current_tables(state.jobs)
+    """Stage the current-graph tables; the others are built from the staged current_aliases and
+    current_lineage, so the aliases are resolved and the edges computed once."""
+    txn.stage(current_aliases(state.aliases).coalesce(1), t.CURRENT_ALIASES)
+    aliases = txn.read_staged(spark, "current_aliases")
+    jobs, lineage = current_tables(state.jobs, aliases)
     txn.stage(jobs.coalesce(1), t.CURRENT_JOBS)
     txn.stage(lineage.coalesce(1), t.CURRENT_LINEAGE)
-    column_edges, column_fields = current_column_tables(state.columns, state.fields, txn.read_staged(spark, "current_lineage"))
+    column_edges, column_fields = current_column_tables(state.columns, state.fields, txn.read_staged(spark, "current_lineage"), aliases)
     txn.stage(column_edges.coalesce(1), t.CURRENT_COLUMN_LINEAGE)
     txn.stage(column_fields.coalesce(1), t.CURRENT_DATASET_FIELDS)
 

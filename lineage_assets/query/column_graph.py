@@ -73,11 +73,16 @@ def _expand_dataset_wide(source: str, fields: str, version_join: bool) -> str:
 
 
 class ColumnGraph:
-    """Column-lineage tables in one DuckDB connection; the caller holds the lock."""
+    """Column-lineage tables in one DuckDB connection; the caller holds the lock.
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, warehouse: str):
+    `names` knows the current aliases (`LineageQuery`: `aliases_of`, `canonical_name`, and the
+    `aliases` table of the connection): history is read with its datasets named as they are now,
+    the way the snapshot re-points them (DESIGN.md section 10)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, warehouse: str, names):
         self.con = con
         self.warehouse = warehouse
+        self.names = names
         self._history_signature: tuple | None = None
 
     # ------------------------------------------------------------------ loading
@@ -104,7 +109,7 @@ class ColumnGraph:
     def load_history(self, commit: commits.Commit) -> None:
         """(Re)load the history tables when the commit's files of them changed since the last load."""
         tables = ("column_lineage", "dataset_fields", "dataset_versions", "run_lineage")
-        signature = tuple((name, tuple(commit.files(name))) for name in tables)
+        signature = tuple((name, tuple(commit.files(name))) for name in (*tables, "current_aliases"))
         if signature == self._history_signature:
             return
         con = self.con
@@ -115,6 +120,14 @@ class ColumnGraph:
             ("run_lineage", "hist_runs", "run_id, job_namespace, job_name, ended_at, output_versions"),
         ):
             con.execute(f"CREATE OR REPLACE TABLE {target} AS SELECT {columns} FROM ({commits.duckdb_relation_sql(commit, table)})")
+        for target, namespace, name in (
+            ("hist_cl", "output_namespace", "output_name"), ("hist_cl", "input_namespace", "input_name"),
+            ("hist_fields", "namespace", "name"), ("hist_versions", "namespace", "name"),
+        ):
+            con.execute(
+                f"UPDATE {target} SET {namespace} = a.namespace, {name} = a.name FROM aliases a "
+                f"WHERE {target}.{namespace} = a.alias_namespace AND {target}.{name} = a.alias_name"
+            )
         con.execute(f"CREATE OR REPLACE TABLE hist_edges AS {_expand_dataset_wide('hist_cl', 'hist_fields', version_join=True)}")
         self._history_signature = signature
 
@@ -173,7 +186,7 @@ class ColumnGraph:
             "ORDER BY ended_at DESC, run_id DESC LIMIT 1",
             [namespace, name, at], f"job {namespace}:{name} had no terminal run at {at.isoformat()}",
         )
-        return [(v["namespace"], v["name"], v["version_id"]) for v in versions]
+        return [(*self.names.canonical_name(v["namespace"], v["name"]), v["version_id"]) for v in versions]
 
     def _latest(self, sql: str, params: list, missing: str):
         row = self.con.execute(sql, params).fetchone()
@@ -273,6 +286,7 @@ class ColumnGraph:
                 "namespace": k[0], "dataset": k[1], "field": k[2], "fieldType": field_type,
                 "datasetVersion": k[3] if versioned else latest_version.get(k, (None, None))[1] or None,
                 "transformationType": n["legacy"][0], "transformationDescription": n["legacy"][1],
+                "aliases": self.names.aliases_of(k[0], k[1]),
                 "inputFields": [
                     {**v, "transformations": sorted(v["transformations"], key=lambda t: tuple(str(x) for x in t.values()))}
                     for _k, v in sorted(n["inputs"].items(), key=lambda kv: tuple(str(x) for x in kv[0]))

@@ -14,6 +14,7 @@ import time
 
 import duckdb
 
+from lineage_assets.identity.partitions import fold_name, load_rules
 from lineage_assets.query.column_graph import ColumnGraph
 from lineage_assets.query.models import Edge, LineageGraph, Node
 from lineage_assets.query.node_ids import KINDS, NodeNotFound, NodeRef, candidates, dataset_node_sql, job_node_sql, split_version
@@ -43,7 +44,10 @@ class LineageQuery:
         self._seq: int | None = None
         self._commit: commits.Commit | None = None
         self._lock = threading.Lock()
-        self._columns = ColumnGraph(self._con, self.warehouse)
+        self._columns = ColumnGraph(self._con, self.warehouse, self)
+        self._rules = load_rules()
+        self._canonical: dict[tuple[str, str], tuple[str, str]] = {}  # alias -> canonical (current_aliases)
+        self._aliases: dict[tuple[str, str], list[dict[str, str]]] = {}  # canonical -> its aliases
 
     # ------------------------------------------------------------------ loading
 
@@ -79,9 +83,34 @@ class LineageQuery:
         con.execute(
             f"CREATE OR REPLACE TABLE jobs AS SELECT {job_node_sql()} AS job_id, * FROM ({commits.duckdb_relation_sql(commit, 'current_jobs')})"
         )
+        con.execute(f"CREATE OR REPLACE TABLE aliases AS {commits.duckdb_relation_sql(commit, 'current_aliases')}")
+        rows = con.execute("SELECT alias_namespace, alias_name, namespace, name FROM aliases ORDER BY ALL").fetchall()
+        self._canonical = {(a, b): (c, d) for a, b, c, d in rows}
+        self._aliases = {}
+        for a, b, c, d in rows:
+            self._aliases.setdefault((c, d), []).append({"namespace": a, "name": b})
         self._columns.load_current(commit)
 
     # ------------------------------------------------------------------ resolution
+
+    def canonical(self, ref: NodeRef) -> NodeRef:
+        """A dataset or field node named by any of its identifiers (an alias, a partition) as its
+        canonical node: the partition rules fold the name, then the current aliases map it (one
+        dictionary lookup: an alias costs what a canonical id costs). Jobs are as given."""
+        if ref.kind == "job":
+            return ref
+        namespace, name = self.canonical_name(ref.namespace, fold_name(ref.namespace, ref.name, self._rules)[0])
+        if (namespace, name) == (ref.namespace, ref.name):
+            return ref
+        return NodeRef(ref.kind, namespace, name, ref.field, ref.version)
+
+    def canonical_name(self, namespace: str, name: str) -> tuple[str, str]:
+        """The dataset an identifier stands for now (itself when it is no alias)."""
+        return self._canonical.get((namespace, name), (namespace, name))
+
+    def aliases_of(self, namespace: str, name: str) -> list[dict[str, str]]:
+        """The identifiers that stand for a canonical dataset now."""
+        return self._aliases.get((namespace, name), [])
 
     def _exists(self, ref: NodeRef) -> bool:
         if ref.kind == "job":
@@ -103,7 +132,7 @@ class LineageQuery:
             refs = [r for r in candidates(node_id) if r.kind in ("job", "dataset")]
             if not refs:
                 raise ValueError(f"lineage() takes a job or dataset node, not {node_id!r}")
-        return _one_match(refs, self._exists, node_id, "the current lineage graph", "namespace= and name=")
+        return _one_match([self.canonical(r) for r in refs], self._exists, node_id, "the current lineage graph", "namespace= and name=")
 
     # ------------------------------------------------------------------ lineage
 
@@ -132,7 +161,7 @@ class LineageQuery:
                 "SELECT j.job_id, j.job_namespace, j.job_name, j.version_id, j.latest_run_id, j.latest_state, "
                 "j.latest_ended_at, j.lineage_unknown, j.code_version, j.component_id FROM jobs j JOIN found USING (job_id)"
             ).fetchall()
-        return _graph(ref, job_rows, edge_rows)
+        return _graph(ref, job_rows, edge_rows, self.aliases_of)
 
     # ------------------------------------------------------------------ column lineage
 
@@ -207,7 +236,8 @@ class LineageQuery:
                 raise ValueError("give a node id or node_type=, namespace=, name= (and field=)")
             refs = candidates(node_id)
         return _one_match(
-            refs, lambda r: self._column_node_exists(r, versioned), node_id, "the column lineage", "namespace=, name= and field="
+            [self.canonical(r) for r in refs], lambda r: self._column_node_exists(r, versioned), node_id, "the column lineage",
+            "namespace=, name= and field=",
         )
 
     def _column_node_exists(self, ref: NodeRef, versioned: bool) -> bool:
@@ -273,7 +303,7 @@ class LineageQuery:
 def _one_match(refs: list[NodeRef], exists, node_id: str | None, where: str, hint: str) -> NodeRef:
     """The one reading of an id that names an existing node: NodeNotFound when none does,
     ValueError (asking for structured arguments) when several do."""
-    matches = [r for r in refs if exists(r)]
+    matches = list(dict.fromkeys(r for r in refs if exists(r)))  # two readings naming one canonical node are one
     if not matches:
         raise NodeNotFound(f"no {refs[0].kind} {refs[0].id if len(refs) == 1 else node_id!r} in {where}")
     if len(matches) > 1:
@@ -298,10 +328,10 @@ def _timestamp(value) -> dt.datetime | None:
     return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
 
 
-def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple]) -> LineageGraph:
+def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliases_of) -> LineageGraph:
     """Build the answer. Nodes are keyed by (type, namespace, name): two datasets whose string ids
     coincide (namespace 'a', name 'b:c' and namespace 'a:b', name 'c') stay two nodes, both
-    flagged `ambiguousId` in their data."""
+    flagged `ambiguousId` in their data. A dataset's data lists its aliases."""
     nodes: dict[tuple, Node] = {}
     job_keys: dict[str, tuple] = {}
     for job_id, ns, name, version, run_id, state, ended_at, unknown, code, component in job_rows:
@@ -319,7 +349,7 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple]) -> Lin
     for job_id, dataset_id, direction, ns, name, component in edge_rows:
         key = ("DATASET", ns, name)
         dataset = nodes.setdefault(
-            key, Node(id=dataset_id, type="DATASET", data={"namespace": ns, "name": name, "componentId": component})
+            key, Node(id=dataset_id, type="DATASET", data={"namespace": ns, "name": name, "componentId": component, "aliases": aliases_of(ns, name)})
         )
         job = nodes[job_keys[job_id]]
         if direction == "INPUT":
@@ -332,7 +362,10 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple]) -> Lin
             dataset.inEdges.append(edge)
     start_key = (KINDS[start.kind], start.namespace, start.name)
     if start_key not in nodes:  # a dataset no current job touches
-        nodes[start_key] = Node(id=start.id, type=KINDS[start.kind], data={"namespace": start.namespace, "name": start.name})
+        nodes[start_key] = Node(
+            id=start.id, type=KINDS[start.kind],
+            data={"namespace": start.namespace, "name": start.name, "aliases": aliases_of(start.namespace, start.name)},
+        )
     by_id: dict[str, int] = {}
     for node in nodes.values():
         by_id[node.id] = by_id.get(node.id, 0) + 1

@@ -4,7 +4,7 @@ warehouse without folding events.
 
 Shape: independent pipelines of `chain` jobs; job i of a pipeline reads the datasets of jobs i-1
 and i-2 and writes its own dataset of `fields` fields; each output field depends on `fan_in`
-random fields of the inputs.
+random fields of the inputs. Every dataset also has an alias (its storage path, ALIAS_NS).
 """
 
 from __future__ import annotations
@@ -18,6 +18,12 @@ import pyarrow as pa
 from lineage_assets.warehouse import commits
 
 NS = "postgres://bench.example.com:5432"
+ALIAS_NS = "s3://bench-lake"
+
+
+def alias_of(name: str) -> str:
+    """The storage path that stands for a synthetic table (`current_aliases`)."""
+    return "/warehouse/" + name.replace(".", "/")
 
 
 def build(
@@ -33,6 +39,7 @@ def build(
                 "run_id", "created_at", "input_declared", "output_field_known", "input_field_known", "output_field_type", "input_field_type")
     cl = {k: [] for k in cl_names}
     df_cols = {k: [] for k in ("namespace", "name", "version_id", "field_path", "type", "description", "ordinal")}
+    alias_cols = {k: [] for k in ("alias_namespace", "alias_name", "namespace", "name")}
     ended = time.time()
     now = dt.datetime.fromtimestamp(ended, dt.timezone.utc)
     for j in range(jobs):
@@ -44,6 +51,8 @@ def build(
         for k, v in zip(job_cols, (NS, job, version, f"r{j}", "COMPLETE", now, False, None, component)):
             job_cols[k].append(v)
         inputs = [f"p{pipe}.table{pos - d}" for d in (1, 2) if pos - d >= 0]
+        for k, v in zip(alias_cols, (ALIAS_NS, alias_of(out), NS, out)):
+            alias_cols[k].append(v)
         for name, direction in [(i, "INPUT") for i in inputs] + [(out, "OUTPUT")]:
             for k, v in zip(edge_cols, (NS, job, version, NS, name, direction, component)):
                 edge_cols[k].append(v)
@@ -58,7 +67,8 @@ def build(
                        "", False, None, None, f"r{j}", now, True, True, True, "string", "string")
                 for k, v in zip(cl_names, row):
                     cl[k].append(v)
-    frames = {"current_jobs": job_cols, "current_lineage": edge_cols, "current_column_lineage": cl, "current_dataset_fields": df_cols}
+    frames = {"current_jobs": job_cols, "current_lineage": edge_cols, "current_column_lineage": cl, "current_dataset_fields": df_cols,
+              "current_aliases": alias_cols}
     with commits.Transaction(warehouse, "synthetic_snapshot") as txn:
         for table, columns in frames.items():
             txn.stage_arrow(pa.table(columns), table)

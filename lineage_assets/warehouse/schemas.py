@@ -44,6 +44,19 @@ IO_DATASET = T.StructType(
     ]
 )
 
+NAME_PAIR = T.StructType([T.StructField("namespace", T.StringType()), T.StructField("name", T.StringType())])
+
+# A run's input or output as the fold keeps it (`runs`): the canonical dataset (DESIGN.md section
+# 10), its merged facets, the partitions the run named and the names it reported it by (when
+# they differ from the canonical one).
+RUN_DATASET = T.StructType(
+    [
+        *IO_DATASET.fields,
+        T.StructField("partitions", T.ArrayType(T.StringType())),
+        T.StructField("reported", T.ArrayType(NAME_PAIR)),
+    ]
+)
+
 # Columns shared by `events` and the per-drop staging of accepted events.
 EVENT_FIELDS = [
     T.StructField("event_id", T.StringType()),

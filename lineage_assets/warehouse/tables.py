@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import types as T
 
-from lineage_assets.warehouse.schemas import EVENT_FIELDS, IO_DATASET, REJECTED_FIELDS, schema
+from lineage_assets.warehouse.schemas import EVENT_FIELDS, NAME_PAIR, REJECTED_FIELDS, RUN_DATASET, schema
 
 OPEN = "9999-12-31"  # valid_to of a state row that is still valid
 
-NAME_PAIR = schema("namespace string, name string")
 VERSIONED = schema("namespace string, name string, version_id string")
 
 
@@ -103,10 +102,12 @@ EVENTS = _table(
 RUNS = _table(
     "runs", "history",
     "run_id string, job_namespace string, job_name string, state string, started_at timestamp, ended_at timestamp, "
-    "inputs array<IO_DATASET>, outputs array<IO_DATASET>, run_facets string, job_facets string, code_version string, "
+    "inputs array<RUN_DATASET>, outputs array<RUN_DATASET>, run_facets string, job_facets string, code_version string, "
     "parent_run_id string, root_run_id string, event_count int",
-    ("end_date",), ("run_id",), "Terminal runs, all events of a runId coalesced (DESIGN.md section 4).",
-    IO_DATASET=IO_DATASET,
+    ("end_date",), ("run_id",),
+    "Terminal runs, all events of a runId coalesced (DESIGN.md section 4); inputs and outputs as canonical datasets "
+    "with the partitions named and the names reported (section 10).",
+    RUN_DATASET=RUN_DATASET,
 )
 JOB_VERSIONS = _table(
     "job_versions", "history",
@@ -118,8 +119,9 @@ DATASET_VERSIONS = _table(
     "dataset_versions", "history",
     "version_id string, namespace string, name string, run_id string, run_state string, job_namespace string, "
     "job_name string, job_version_id string, created_at timestamp, storage_version string, fields string, "
-    "lifecycle_state string, row_count long",
-    ("created_date",), ("version_id",), "One version per output of each terminal run, and per DatasetEvent.",
+    "lifecycle_state string, row_count long, partitions array<string>",
+    ("created_date",), ("version_id",),
+    "One version per output of each terminal run, and per DatasetEvent; partitions: those the write named.",
 )
 RUN_LINEAGE = _table(
     "run_lineage", "history",
@@ -145,6 +147,15 @@ FIELD_SPEC = "version_id string, namespace string, name string, field_path strin
 DATASET_FIELDS = _table(
     "dataset_fields", "history", FIELD_SPEC, ("created_date",), ("version_id", "field_path"),
     "The fields of each dataset version (schema facet), nested fields as dotted paths.",
+)
+ALIAS_SPEC = (
+    "alias_namespace string, alias_name string, namespace string, name string, identifier_type string, "
+    "learnt_at timestamp, event_id string"
+)
+DATASET_ALIASES = _table(
+    "dataset_aliases", "history", ALIAS_SPEC, ("created_date",), ("alias_namespace", "alias_name", "learnt_at", "event_id", "namespace", "name"),
+    "Each change of what an identifier stands for (symlinks facet): alias -> canonical as stated, from when, by which event "
+    "(DESIGN.md section 10).",
 )
 
 # ---------------------------------------------------------------------------------- state
@@ -178,6 +189,10 @@ STATE_COLUMNS = _table(
     ("job_namespace", "job_name", "output_namespace", "output_name"),
     "Column edges of each (job, output dataset)'s latest terminal run that wrote it.", folder="_state/columns",
 )
+STATE_ALIASES = _table(
+    "state_aliases", "state", f"{ALIAS_SPEC}, {_VALID}", ("valid_to",), ("alias_namespace", "alias_name"),
+    "Each identifier's latest alias statement.", folder="_state/aliases",
+)
 STATE_FIELDS = _table(
     "state_fields", "state", f"{FIELD_SPEC}, created_at timestamp, rank int, {_VALID}", ("valid_to",), ("namespace", "name"),
     "Each dataset's current fields (newest version with a schema; FAIL/ABORT writes only as a fallback).",
@@ -210,11 +225,17 @@ CURRENT_DATASET_FIELDS = _table(
     description="Each dataset's current fields (its newest version with a schema; FAIL/ABORT writes only as a fallback).",
 )
 
+CURRENT_ALIASES = _table(
+    "current_aliases", "snapshot", "alias_namespace string, alias_name string, namespace string, name string",
+    keys=("alias_namespace", "alias_name"),
+    description="Every identifier that stands for another dataset now, with the canonical dataset it resolves to (chains followed).",
+)
+
 ALL: tuple[Table, ...] = (
     LANDED_EVENTS, REJECTED_EVENTS, DROP_FILES, EVENTS, DROP_LEDGER,
-    RUNS, JOB_VERSIONS, DATASET_VERSIONS, RUN_LINEAGE, COLUMN_LINEAGE, DATASET_FIELDS,
-    STATE_OPEN_EVENTS, STATE_JOBS, STATE_DATASETS, STATE_STORAGE_VERSIONS, STATE_COLUMNS, STATE_FIELDS,
-    CURRENT_JOBS, CURRENT_LINEAGE, CURRENT_COLUMN_LINEAGE, CURRENT_DATASET_FIELDS,
+    RUNS, JOB_VERSIONS, DATASET_VERSIONS, RUN_LINEAGE, COLUMN_LINEAGE, DATASET_FIELDS, DATASET_ALIASES,
+    STATE_OPEN_EVENTS, STATE_JOBS, STATE_DATASETS, STATE_STORAGE_VERSIONS, STATE_COLUMNS, STATE_FIELDS, STATE_ALIASES,
+    CURRENT_JOBS, CURRENT_LINEAGE, CURRENT_COLUMN_LINEAGE, CURRENT_DATASET_FIELDS, CURRENT_ALIASES,
 )
 BY_NAME = {t.name: t for t in ALL}
 HISTORY = tuple(t for t in ALL if t.kind == "history")

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 
-from lineage_assets.lineage.current import component_ids, current_tables
+from lineage_assets.lineage.current import component_ids, current_aliases, current_tables
 from lineage_assets.pipeline.checks import component_problems as check_components
 from lineage_assets.warehouse import commits
 from lineage_assets_tests import support
@@ -128,7 +128,7 @@ def test_component_problems_finds_one_corrupted_id_among_a_long_chain():
 
 def _current(spark, events):
     folded = support.fold_stream(spark, events)
-    jobs_df, lineage_df = current_tables(folded.state.jobs)
+    jobs_df, lineage_df = current_tables(folded.state.jobs, current_aliases(folded.state.aliases))
     jobs = [r.asDict() for r in jobs_df.collect()]
     edges = [r.asDict() for r in lineage_df.collect()]
     return folded, jobs, edges

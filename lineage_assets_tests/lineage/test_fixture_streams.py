@@ -134,30 +134,51 @@ def _column_edges(folded, output_suffix: str) -> dict[tuple[str, str], set[tuple
     return out
 
 
+CLL_NS = "file:/tmp/cll_test"  # the TABLE identifiers of the stream's symlinks facets: the canonical datasets
+
+
 def test_spark_cll_stream_gives_the_direct_edges_of_its_sql(fixture_fold):
     folded = fixture_fold[0]
-    edges = _column_edges(folded, "/tbl1")
+    edges = {
+        (out, name.removeprefix("default."), field): ts
+        for (out, name, field), ts in _column_edges(folded, "default.tbl1").items()
+    }
     assert ("DIRECT", "IDENTITY") in edges[("ident", "cll_source1", "a")]
     assert ("DIRECT", "TRANSFORMATION") in edges[("trans", "cll_source1", "b")]
     assert ("DIRECT", "AGGREGATION") in edges[("agg", "cll_source2", "c")]
     direct = sorted((k[0], k[1], k[2]) for k, ts in edges.items() if any(t == "DIRECT" for t, _ in ts))
     assert direct == [("agg", "cll_source2", "c"), ("ident", "cll_source1", "a"), ("trans", "cll_source1", "b")]
     # the facet repeats on START, RUNNING and COMPLETE: one set of rows (one per transformation)
-    rows = [e for e in folded.column_lineage if e["output_name"].endswith("/tbl1")]
+    rows = [e for e in folded.column_lineage if e["output_name"] == "default.tbl1"]
     assert len(rows) == sum(len(ts) for ts in edges.values()) == 21
     assert all(e["input_declared"] and e["output_field_known"] for e in rows)
+    # the path the Spark listener reported and the table its symlinks name are one dataset
+    assert {(e["output_namespace"], e["input_namespace"]) for e in rows} == {(CLL_NS, CLL_NS)}
+    assert {e["input_name"] for e in rows} == {"default.cll_source1", "default.cll_source2"}
+    [run] = [r for r in folded.runs if any(o["name"] == "default.tbl1" for o in r["outputs"])]
+    assert [o["reported"] for o in run["outputs"]] == [[{"namespace": "file", "name": "/tmp/cll_test/tbl1"}]]
+    assert {(a["alias_namespace"], a["alias_name"], a["namespace"], a["name"]) for a in folded.dataset_aliases} == {
+        ("file", f"/tmp/cll_test/{t}", CLL_NS, f"default.{t}") for t in ("cll_source1", "cll_source2", "tbl1")
+    }
 
 
 def test_spark_cll_stream_through_the_query_helper(fixture_fold):
     folded, *_, query = fixture_fold
-    graph = query.column_lineage("datasetField:file:/tmp/cll_test/tbl1:agg", depth=1)
-    agg = graph.node("datasetField:file:/tmp/cll_test/tbl1:agg")
-    by_input = {(i["dataset"].rsplit("/", 1)[-1], i["field"]): i for i in agg.data["inputFields"]}
-    assert {t["subtype"] for t in by_input[("cll_source2", "c")]["transformations"]} == {"AGGREGATION"}
+    canonical = f"datasetField:{CLL_NS}:default.tbl1:agg"
+    graph = query.column_lineage(canonical, depth=1)
+    # the path the listener reported is an alias: it answers with the canonical node
+    assert query.column_lineage("datasetField:file:/tmp/cll_test/tbl1:agg", depth=1) == graph
+    agg = graph.node(canonical)
+    assert agg.data["aliases"] == [{"namespace": "file", "name": "/tmp/cll_test/tbl1"}]
+    by_input = {(i["dataset"], i["field"]): i for i in agg.data["inputFields"]}
+    assert {t["subtype"] for t in by_input[("default.cll_source2", "c")]["transformations"]} == {"AGGREGATION"}
     assert agg.data["fieldType"] is not None
     assert {e.origin for e in agg.inEdges} == {
-        f"datasetField:file:/tmp/cll_test/{d}:{f}" for d, f in (("cll_source1", "a"), ("cll_source1", "b"), ("cll_source2", "c"), ("cll_source2", "a"))
+        f"datasetField:{CLL_NS}:default.{d}:{f}" for d, f in (("cll_source1", "a"), ("cll_source1", "b"), ("cll_source2", "c"), ("cll_source2", "a"))
     }
+    # one component: the writer of the table and its reader meet at one node
+    whole = query.lineage("dataset:file:/tmp/cll_test/cll_source1", depth=20)
+    assert f"dataset:{CLL_NS}:default.cll_source1" in whole.ids and "dataset:file:/tmp/cll_test/cll_source1" not in whole.ids
 
 
 def test_shakespeare_keeps_direct_and_indirect_apart(fixture_fold):

@@ -371,7 +371,7 @@ def test_answers_come_from_the_committed_snapshot_until_the_next_commit(spark, m
 
     # the next snapshot is written, but not yet committed
     txn = commits.Transaction(warehouse, "test_snapshot")
-    stage_current_graph(spark, txn, CurrentState(fanout_state.jobs, fanout_state.columns, fanout_state.fields))
+    stage_current_graph(spark, txn, CurrentState(fanout_state.jobs, fanout_state.columns, fanout_state.fields, fanout_state.aliases))
 
     assert q.lineage("job:ns:Q", depth=1).model_dump() == before
     with LineageQuery(warehouse) as other:
