@@ -71,6 +71,26 @@ def _query(args, warehouse: str) -> int:
     return 0
 
 
+def _partition_rules(names: list[list[str]]) -> int:
+    import json
+
+    from lineage_assets.identity.partitions import describe, fold_name, load_rules
+
+    try:
+        rules = load_rules()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out: dict = {"rules": describe(rules)}
+    if names:
+        out["folded"] = [
+            {"namespace": ns, "name": name, **dict(zip(("dataset_name", "partition"), fold_name(ns, name, rules)))}
+            for ns, name in names
+        ]
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lineage-assets", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -107,6 +127,12 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
         q.add_argument("--tree", action="store_true", help="print an indented tree instead of JSON")
 
+    p_rules = sub.add_parser(
+        "partition-rules", help="the partition rules in force (LINEAGE_PARTITION_RULES, else the defaults), as JSON",
+    )
+    p_rules.add_argument("--fold", nargs=2, action="append", metavar=("NAMESPACE", "NAME"), default=[],
+                         help="also show what the rules make of a dataset name (repeatable)")
+
     p_serve = sub.add_parser("serve", help="the OpenLineage HTTP endpoint: POST /api/v1/lineage lands events in the drop folder")
     p_serve.add_argument("--host", default="127.0.0.1")
     p_serve.add_argument("--port", type=int, default=5000, help="default 5000; 0 takes a free port (printed)")
@@ -119,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     p_serve.add_argument("--access-log", action="store_true")
 
     args = parser.parse_args(argv)
+    if args.command == "partition-rules":
+        return _partition_rules(args.fold)
     env = LineageSettings.from_env()
     if args.command == "serve":
         from lineage_assets.http.server import serve

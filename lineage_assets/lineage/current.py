@@ -88,6 +88,7 @@ def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame
         "job_namespace", "job_name", "version_id",
         F.col("d.namespace").alias("dataset_namespace"), F.col("d.name").alias("dataset_name"), "direction",
     ).transform(lambda df: canonical(df, aliases, "dataset_namespace", "dataset_name")).distinct()
+    edges = edges.join(temporary_datasets(edges, jobs), ["dataset_namespace", "dataset_name"])
     job_rows = jobs.select("job_namespace", "job_name").collect()
     edge_rows = edges.select("job_namespace", "job_name", "dataset_namespace", "dataset_name").collect()
     nodes = [job_node(r[0], r[1]) for r in job_rows]
@@ -100,7 +101,7 @@ def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame
         .join(comp_df, "node_id")
         .select(
             "job_namespace", "job_name", "version_id", "latest_run_id", "latest_state", "latest_ended_at",
-            "lineage_unknown", "code_version", "component_id",
+            "lineage_unknown", "code_version", "component_id", "latest_parent_run_id",
         )
         .orderBy("job_namespace", "job_name")
     )
@@ -111,6 +112,27 @@ def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame
         .orderBy("job_namespace", "job_name", "direction", "dataset_namespace", "dataset_name")
     )
     return current_jobs, current_lineage
+
+
+def temporary_datasets(edges: DataFrame, jobs: DataFrame) -> DataFrame:
+    """(dataset_namespace, dataset_name, temporary) of every dataset of the current graph.
+
+    Temporary (DESIGN.md section 10): written and read in the current graph, and every job with an
+    edge to it is one job, or every such job's latest run is a child of one parent run (the
+    `parent` facet). An outside reader (another job, or a child of another parent) makes it
+    ordinary again at the next snapshot."""
+    job_key = ["job_namespace", "job_name"]
+    touching = edges.join(jobs.select(*job_key, "latest_parent_run_id"), job_key, "left")
+    return touching.groupBy("dataset_namespace", "dataset_name").agg(
+        F.countDistinct(*job_key).alias("_jobs"),
+        F.countDistinct("latest_parent_run_id").alias("_parents"),
+        F.max(F.col("latest_parent_run_id").isNull()).alias("_orphan"),
+        F.max(F.col("direction") == "OUTPUT").alias("_written"),
+        F.max(F.col("direction") == "INPUT").alias("_read"),
+    ).select(
+        "dataset_namespace", "dataset_name",
+        (F.col("_written") & F.col("_read") & ((F.col("_jobs") == 1) | ((F.col("_parents") == 1) & ~F.col("_orphan")))).alias("temporary"),
+    )
 
 
 def current_column_tables(

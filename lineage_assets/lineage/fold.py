@@ -318,10 +318,16 @@ def fold_range(
         "created_date", F.to_date("created_at")
     )
     assignments = folded.filter("kind = 'assign'").select("run_id", F.col("version_id").alias("job_version_id"))
+    parents = (  # the parent run of each run that may be a job's latest: the range's terminal runs and those carried
+        terminal.select("run_id", "parent_run_id")
+        .unionByName(prev_jobs.select(F.col("latest_run_id").alias("run_id"), F.col("latest_parent_run_id").alias("parent_run_id")))
+        .groupBy("run_id").agg(F.max("parent_run_id").alias("latest_parent_run_id"))
+        .withColumnRenamed("run_id", "latest_run_id")
+    )
     job_state = folded.filter("kind = 'state'").select(
         *job_key, "version_id", "inputs", "outputs", "code_version", "lineage_unknown",
         *[F.col(f"s_{n}").alias(n) for n in ("known_versions", "latest_run_id", "latest_state", "latest_ended_at", "valid_from", "valid_to")],
-    ).unionByName(prev_jobs.join(active, job_key, "left_anti").withColumn("valid_to", _open_date()))
+    ).join(parents, "latest_run_id", "left").unionByName(prev_jobs.join(active, job_key, "left_anti").withColumn("valid_to", _open_date()))
 
     # ---- a run's job version: its assignment, else (streaming runs) its job's version at the end of its day
     unassigned = terminal.join(assignments, "run_id", "left_anti").select("run_id", *job_key, "end_date")

@@ -29,19 +29,22 @@ EDGE_COLUMNS = (
 _SHORT = {"input": "in", "output": "out"}
 
 
-def _walk_sql(downstream: bool, versioned: bool) -> str:
+def _walk_sql(downstream: bool, versioned: bool, bridge: bool = False) -> str:
     """A recursive CTE over field edges (output field <- input field): upstream goes from outputs
     to their inputs, downstream from inputs to the outputs they feed. Rows: node, fewest hops.
 
     Current walks run over `cadj`, the edges as integer field ids: DuckDB hash-joins the edge
     table on every query, and integer keys make that about 2.5x faster than three strings
-    (benchmarks/query_latency.py). Versioned walks follow the version ids over the history."""
+    (benchmarks/query_latency.py). Versioned walks follow the version ids over the history.
+    With `bridge`, a hop into a field of a temporary dataset costs nothing (it is hidden from the
+    answer, and what lies behind it is as near as the field itself)."""
     here, there = ("input", "output") if downstream else ("output", "input")
     if not versioned:
+        cost = f"CASE WHEN a.{_SHORT[there]}_temp THEN 0 ELSE 1 END" if bridge else "1"
         return (
             "WITH RECURSIVE walk(fid, hops) AS ("
             "SELECT f.fid, 0 FROM seeds s JOIN fids f ON f.ns = s.ns AND f.name = s.name AND f.field = s.field UNION "
-            f"SELECT a.{_SHORT[there]}_fid, w.hops + 1 FROM walk w JOIN cadj a ON a.{_SHORT[here]}_fid = w.fid "
+            f"SELECT a.{_SHORT[there]}_fid, w.hops + {cost} FROM walk w JOIN cadj a ON a.{_SHORT[here]}_fid = w.fid "
             "WHERE w.hops < ?) SELECT fid, min(hops) AS hops FROM walk GROUP BY ALL"
         )
     cols = "ns, name, field, version"
@@ -84,6 +87,7 @@ class ColumnGraph:
         self.warehouse = warehouse
         self.names = names
         self._history_signature: tuple | None = None
+        self.temporary: set[tuple[str, str]] = set()  # (namespace, name) of the current graph's temporary datasets
 
     # ------------------------------------------------------------------ loading
 
@@ -93,8 +97,9 @@ class ColumnGraph:
         con.execute(f"CREATE OR REPLACE TABLE ccl AS {commits.duckdb_relation_sql(commit, 'current_column_lineage')}")
         con.execute(f"CREATE OR REPLACE TABLE cdf AS {commits.duckdb_relation_sql(commit, 'current_dataset_fields')}")
         con.execute(f"CREATE OR REPLACE TABLE cedges_named AS {_expand_dataset_wide('ccl', 'cdf', version_join=False)}")
-        con.execute(
-            "CREATE OR REPLACE TABLE fids AS SELECT row_number() OVER (ORDER BY ns, name, field) AS fid, ns, name, field FROM ("
+        con.execute(  # `edges` (the current graph, loaded first) says which datasets are temporary
+            "CREATE OR REPLACE TABLE fids AS SELECT row_number() OVER (ORDER BY ns, name, field) AS fid, ns, name, field, "
+            "(ns, name) IN (SELECT (dataset_namespace, dataset_name) FROM edges WHERE temporary) AS temporary FROM ("
             "SELECT output_namespace AS ns, output_name AS name, output_field AS field FROM cedges_named "
             "UNION SELECT input_namespace, input_name, input_field FROM cedges_named)"
         )
@@ -104,7 +109,11 @@ class ColumnGraph:
             "JOIN fids i ON i.ns = e.input_namespace AND i.name = e.input_name AND i.field = e.input_field"
         )
         con.execute("DROP TABLE cedges_named")
-        con.execute("CREATE OR REPLACE TABLE cadj AS SELECT DISTINCT out_fid, in_fid FROM cedges ORDER BY out_fid")
+        con.execute(
+            "CREATE OR REPLACE TABLE cadj AS SELECT DISTINCT e.out_fid, e.in_fid, o.temporary AS out_temp, i.temporary AS in_temp "
+            "FROM cedges e JOIN fids o ON o.fid = e.out_fid JOIN fids i ON i.fid = e.in_fid ORDER BY e.out_fid"
+        )
+        self.temporary = {(r[0], r[1]) for r in con.execute("SELECT DISTINCT ns, name FROM fids WHERE temporary").fetchall()}
 
     def load_history(self, commit: commits.Commit) -> None:
         """(Re)load the history tables when the commit's files of them changed since the last load."""
@@ -196,8 +205,11 @@ class ColumnGraph:
 
     # ------------------------------------------------------------------ traversal
 
-    def traverse(self, seeds: list[tuple], depth: int, downstream: bool, versioned: bool) -> LineageGraph:
+    def traverse(self, seeds: list[tuple], depth: int, downstream: bool, versioned: bool, include_temporary: bool = True) -> LineageGraph:
+        """The answer from `seeds`. Current answers hide the fields of temporary datasets unless
+        `include_temporary` (`_bridge`); point-in-time answers show every field."""
         con = self.con
+        bridge = not include_temporary and not versioned and bool(self.temporary)
         names = ("ns", "name", "field", "version") if versioned else ("ns", "name", "field")
         columns = list(zip(*seeds)) if seeds else [()] * len(names)
         con.execute(
@@ -205,7 +217,7 @@ class ColumnGraph:
             [list(c) for c in columns],
         )
         edges_table = "hist_edges" if versioned else "cedges"
-        up_sql, down_sql = _walk_sql(False, versioned), _walk_sql(True, versioned)
+        up_sql, down_sql = _walk_sql(False, versioned, bridge), _walk_sql(True, versioned, bridge)
         con.execute(f"CREATE OR REPLACE TEMP TABLE up AS {up_sql}", [depth])
         if downstream:
             con.execute(f"CREATE OR REPLACE TEMP TABLE down AS {down_sql}", [depth])
@@ -234,9 +246,9 @@ class ColumnGraph:
         ).fetchall()
         header = [d[0] for d in con.description]
         edge_rows = [dict(zip(header, r)) for r in rows]
-        return self._graph(edge_rows, versioned)
+        return self._graph(edge_rows, versioned, hide=self.temporary if bridge else set(), keep={tuple(s[:3]) for s in seeds})
 
-    def _graph(self, edge_rows: list[dict], versioned: bool) -> LineageGraph:
+    def _graph(self, edge_rows: list[dict], versioned: bool, hide: set = frozenset(), keep: set = frozenset()) -> LineageGraph:
         def key(side: str, e: dict) -> tuple:
             base = (e[f"{side}_namespace"], e[f"{side}_name"], e[f"{side}_field"])
             return (*base, e[f"{side}_version_id"]) if versioned else base
@@ -278,6 +290,8 @@ class ColumnGraph:
                 if t not in entry["transformations"]:
                     entry["transformations"].append(t)
             entry["datasetWide"] = entry["datasetWide"] and e["dataset_wide"]
+        if hide:
+            _bridge(nodes, {k for k in nodes if (k[0], k[1]) in hide and k[:3] not in keep and nodes[k]["inputs"]}, node_id)
         graph = []
         for k in sorted(nodes, key=lambda k: (node_id(k), k)):
             n = nodes[k]
@@ -299,3 +313,46 @@ class ColumnGraph:
                 outEdges=[Edge(origin=this, destination=d) for d in sorted(n["out"])],
             ))
         return LineageGraph(graph=graph)
+
+
+def _bridge(nodes: dict[tuple, dict], hidden: set[tuple], node_id) -> None:
+    """Remove the `hidden` field nodes (fields of temporary datasets that have inputs) and give
+    each node that read one the inputs behind it: A.x -> tmp.y -> B.z answers A.x for B.z, with
+    the transformations of both hops and `through` naming the hidden fields. A hidden field
+    without inputs (where lineage starts) stays; so do the nodes asked for."""
+
+    def behind(k: tuple, seen: frozenset) -> list[tuple[tuple, dict, list[dict], list[str]]]:
+        out = []
+        for src, entry in nodes[k]["inputs"].items():
+            if src in hidden and src not in seen:
+                for deeper, deeper_entry, transformations, through in behind(src, seen | {src}):
+                    out.append((deeper, deeper_entry, entry["transformations"] + transformations, [node_id(src), *through]))
+            else:
+                out.append((src, entry, list(entry["transformations"]), []))
+        return out
+
+    for k, node in nodes.items():
+        if k in hidden:
+            continue
+        inputs: dict[tuple, dict] = {}
+        for src, entry in node["inputs"].items():
+            if src not in hidden:
+                inputs.setdefault(src, {**entry, "transformations": list(entry["transformations"])})
+                continue
+            for deeper, deeper_entry, transformations, through in behind(src, frozenset({src})):
+                merged = inputs.setdefault(deeper, {**deeper_entry, "transformations": [], "through": []})
+                for t in entry["transformations"] + transformations:
+                    if t not in merged["transformations"]:
+                        merged["transformations"].append(t)
+                for hop in [node_id(src), *through]:
+                    if hop not in merged.setdefault("through", []):
+                        merged["through"].append(hop)
+        node["inputs"] = inputs
+    for k in hidden:
+        del nodes[k]
+    for node in nodes.values():
+        node["in"], node["out"] = set(), set()
+    for k, node in nodes.items():
+        for src in node["inputs"]:
+            node["in"].add(node_id(src))
+            nodes[src]["out"].add(node_id(k))

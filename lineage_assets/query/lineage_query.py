@@ -77,7 +77,7 @@ class LineageQuery:
         con = self._con
         con.execute(
             f"CREATE OR REPLACE TABLE edges AS SELECT {job_node_sql()} AS job_id, {dataset_node_sql()} AS dataset_id, "
-            "job_namespace, job_name, dataset_namespace, dataset_name, direction, component_id "
+            "job_namespace, job_name, dataset_namespace, dataset_name, direction, component_id, coalesce(temporary, false) AS temporary "
             f"FROM ({commits.duckdb_relation_sql(commit, 'current_lineage')})"
         )
         con.execute(
@@ -136,8 +136,15 @@ class LineageQuery:
 
     # ------------------------------------------------------------------ lineage
 
-    def lineage(self, node_id: str | None = None, depth: int = 20, *, node_type: str | None = None, namespace: str | None = None, name: str | None = None) -> LineageGraph:
-        """The current graph around a job or dataset, `depth` job hops in either direction."""
+    def lineage(
+        self, node_id: str | None = None, depth: int = 20, *, node_type: str | None = None, namespace: str | None = None,
+        name: str | None = None, include_temporary: bool = False,
+    ) -> LineageGraph:
+        """The current graph around a job or dataset, `depth` job hops in either direction.
+
+        Temporary datasets (DESIGN.md section 10) are hidden unless `include_temporary`: a job
+        that writes one gets an edge straight to each job that reads it (`bridged` in the job's
+        data lists them); a temporary dataset asked for by name is shown."""
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
             raise ValueError(f"depth must be a non-negative integer, got {depth!r}")
         with self._lock:
@@ -154,14 +161,14 @@ class LineageQuery:
             job_ids = [r[0] for r in con.execute(_TRAVERSE, [depth]).fetchall()]
             con.execute("CREATE OR REPLACE TEMP TABLE found AS SELECT unnest(?::VARCHAR[]) AS job_id", [job_ids])
             edge_rows = con.execute(
-                "SELECT e.job_id, e.dataset_id, e.direction, e.dataset_namespace, e.dataset_name, e.component_id "
+                "SELECT e.job_id, e.dataset_id, e.direction, e.dataset_namespace, e.dataset_name, e.component_id, e.temporary "
                 "FROM edges e JOIN found USING (job_id) ORDER BY 1, 2, 3"
             ).fetchall()
             job_rows = con.execute(
                 "SELECT j.job_id, j.job_namespace, j.job_name, j.version_id, j.latest_run_id, j.latest_state, "
                 "j.latest_ended_at, j.lineage_unknown, j.code_version, j.component_id FROM jobs j JOIN found USING (job_id)"
             ).fetchall()
-        return _graph(ref, job_rows, edge_rows, self.aliases_of)
+        return _graph(ref, job_rows, edge_rows, self.aliases_of, include_temporary)
 
     # ------------------------------------------------------------------ column lineage
 
@@ -177,11 +184,14 @@ class LineageQuery:
         namespace: str | None = None,
         name: str | None = None,
         field: str | None = None,
+        include_temporary: bool = False,
     ) -> LineageGraph:
         """Field-level lineage from a field, a dataset (all its fields) or a job (the fields of
         the datasets its current version writes). Upstream by default, downstream on request;
         depth counts field hops. Point in time by dataset version id (or `#version` in the id) or
-        by timestamp: node ids in such an answer carry `#version`."""
+        by timestamp: node ids in such an answer carry `#version`. Current answers bridge fields
+        through temporary datasets (A.x -> tmp.y -> B.z gives A.x for B.z, `through` tmp.y)
+        unless `include_temporary`."""
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
             raise ValueError(f"depth must be a non-negative integer, got {depth!r}")
         at = _timestamp(lineage_at)
@@ -202,7 +212,7 @@ class LineageQuery:
             if ref.kind == "job" and dataset_version is not None:
                 raise ValueError("dataset_version applies to a dataset or field node, not a job: use lineage_at")
             seeds = self._column_seeds(ref, dataset_version, at)
-            return self._columns.traverse(seeds, depth, with_downstream, versioned)
+            return self._columns.traverse(seeds, depth, with_downstream, versioned, include_temporary)
 
     def _column_seeds(self, ref: NodeRef, version: str | None, at: dt.datetime | None) -> list[tuple]:
         cols = self._columns
@@ -312,6 +322,28 @@ def _one_match(refs: list[NodeRef], exists, node_id: str | None, where: str, hin
     return matches[0]
 
 
+def _bridge_temporary(edge_rows: list[tuple], keep: tuple) -> tuple[list[tuple], list[tuple[str, str, list[str]]]]:
+    """(the edges without those of temporary datasets, the job -> job bridges around them:
+    (writer job id, reader job id, the temporary dataset ids between)). A job reading what it
+    wrote itself gets no edge to itself; `keep` (the node asked for) is never hidden."""
+    hidden: dict[str, tuple[set, set]] = {}
+    kept = []
+    for row in edge_rows:
+        job_id, dataset_id, direction, ns, name, _component, temporary = row
+        if temporary and ("DATASET", ns, name) != keep:
+            writers, readers = hidden.setdefault(dataset_id, (set(), set()))
+            (writers if direction == "OUTPUT" else readers).add(job_id)
+        else:
+            kept.append(row)
+    through: dict[tuple[str, str], list[str]] = {}
+    for dataset_id, (writers, readers) in sorted(hidden.items()):
+        for writer in writers:
+            for reader in readers:
+                if writer != reader:
+                    through.setdefault((writer, reader), []).append(dataset_id)
+    return kept, [(w, r, ids) for (w, r), ids in sorted(through.items())]
+
+
 def _timestamp(value) -> dt.datetime | None:
     """lineage_at as an aware UTC datetime (naive values and strings without an offset are UTC)."""
     if value is None:
@@ -328,10 +360,16 @@ def _timestamp(value) -> dt.datetime | None:
     return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
 
 
-def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliases_of) -> LineageGraph:
+def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliases_of, include_temporary: bool = True) -> LineageGraph:
     """Build the answer. Nodes are keyed by (type, namespace, name): two datasets whose string ids
     coincide (namespace 'a', name 'b:c' and namespace 'a:b', name 'c') stay two nodes, both
-    flagged `ambiguousId` in their data. A dataset's data lists its aliases."""
+    flagged `ambiguousId` in their data. A dataset's data lists its aliases and whether it is
+    temporary; hidden temporary datasets are bridged (`_bridge_temporary`)."""
+    start_key = (KINDS[start.kind], start.namespace, start.name)
+    if not include_temporary:
+        edge_rows, bridges = _bridge_temporary(edge_rows, keep=start_key)
+    else:
+        bridges = []
     nodes: dict[tuple, Node] = {}
     job_keys: dict[str, tuple] = {}
     for job_id, ns, name, version, run_id, state, ended_at, unknown, code, component in job_rows:
@@ -346,11 +384,11 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliase
                 "lineageUnknown": unknown, "codeVersion": code, "componentId": component,
             },
         )
-    for job_id, dataset_id, direction, ns, name, component in edge_rows:
+    for job_id, dataset_id, direction, ns, name, component, temporary in edge_rows:
         key = ("DATASET", ns, name)
-        dataset = nodes.setdefault(
-            key, Node(id=dataset_id, type="DATASET", data={"namespace": ns, "name": name, "componentId": component, "aliases": aliases_of(ns, name)})
-        )
+        dataset = nodes.setdefault(key, Node(id=dataset_id, type="DATASET", data={
+            "namespace": ns, "name": name, "componentId": component, "aliases": aliases_of(ns, name), "temporary": bool(temporary),
+        }))
         job = nodes[job_keys[job_id]]
         if direction == "INPUT":
             edge = Edge(origin=dataset_id, destination=job_id)
@@ -360,7 +398,11 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliase
             edge = Edge(origin=job_id, destination=dataset_id)
             job.outEdges.append(edge)
             dataset.inEdges.append(edge)
-    start_key = (KINDS[start.kind], start.namespace, start.name)
+    for writer, reader, through in bridges:
+        edge = Edge(origin=writer, destination=reader)
+        nodes[job_keys[writer]].outEdges.append(edge)
+        nodes[job_keys[reader]].inEdges.append(edge)
+        nodes[job_keys[writer]].data.setdefault("bridged", []).append({"to": reader, "through": through})
     if start_key not in nodes:  # a dataset no current job touches
         nodes[start_key] = Node(
             id=start.id, type=KINDS[start.kind],

@@ -164,7 +164,7 @@ _VALID = "valid_from date"
 JOB_STATE_SPEC = (
     "job_namespace string, job_name string, version_id string, inputs array<NAME_PAIR>, outputs array<NAME_PAIR>, "
     "code_version string, lineage_unknown boolean, known_versions array<string>, latest_run_id string, latest_state string, "
-    "latest_ended_at timestamp"
+    "latest_ended_at timestamp, latest_parent_run_id string"
 )
 DATASET_STATE_SPEC = "namespace string, name string, version_id string, created_at timestamp, storage_version string, writer_run_id string"
 STATE_OPEN_EVENTS = _table(
@@ -204,15 +204,17 @@ STATE_FIELDS = _table(
 CURRENT_JOBS = _table(
     "current_jobs", "snapshot",
     "job_namespace string, job_name string, version_id string, latest_run_id string, latest_state string, "
-    "latest_ended_at timestamp, lineage_unknown boolean, code_version string, component_id string",
-    keys=("job_namespace", "job_name"), description="Each job's current version (that of its latest terminal run) and its component.",
+    "latest_ended_at timestamp, lineage_unknown boolean, code_version string, component_id string, latest_parent_run_id string",
+    keys=("job_namespace", "job_name"),
+    description="Each job's current version (that of its latest terminal run), its component, and its latest run's parent run.",
 )
 CURRENT_LINEAGE = _table(
     "current_lineage", "snapshot",
     "job_namespace string, job_name string, version_id string, dataset_namespace string, dataset_name string, "
-    "direction string, component_id string",
+    "direction string, component_id string, temporary boolean",
     keys=("job_namespace", "job_name", "dataset_namespace", "dataset_name", "direction"),
-    description="The edges of each job's current version: the current lineage graph.",
+    description="The edges of each job's current version: the current lineage graph; temporary: the dataset is written and "
+    "read only by one job, or only by the children of one parent run (DESIGN.md section 10).",
 )
 CURRENT_COLUMN_LINEAGE = _table(
     "current_column_lineage", "snapshot", f"job_namespace string, job_name string, {COLUMN_EDGE_SPEC}",

@@ -103,3 +103,18 @@ def test_an_unreadable_rules_file_names_itself(tmp_path):
 def test_a_rule_is_validated_when_made():
     with pytest.raises(ValueError, match="two groups"):
         PartitionRule("x", "^(a)(b)(c)$", "any", "")
+
+
+def test_the_command_prints_the_rules_in_force_and_what_they_make_of_a_name(tmp_path, capsys, monkeypatch):
+    from lineage_assets.cli import main
+
+    monkeypatch.delenv("LINEAGE_PARTITION_RULES", raising=False)
+    assert main(["partition-rules", "--fold", "s3://lake", "events/date=2024-01-01/", "--fold", "postgres://db", "public.sales_2024"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in out["rules"]] == [r.name for r in DEFAULT_RULES]
+    assert all(r["example_folds_to"][1] for r in out["rules"])
+    assert [(f["dataset_name"], f["partition"]) for f in out["folded"]] == [("events", "date=2024-01-01"), ("public.sales_2024", None)]
+    (tmp_path / "rules.json").write_text(json.dumps({"rules": [{"name": "bad", "pattern": "(x)"}]}))
+    monkeypatch.setenv("LINEAGE_PARTITION_RULES", str(tmp_path / "rules.json"))
+    assert main(["partition-rules"]) == 2
+    assert "exactly two groups" in capsys.readouterr().err

@@ -1,8 +1,8 @@
 """The reference server's fixtures, folded as they are (read in place from ../shared).
 
-One module fixture folds the listener pair, the apples, the food_delivery seed and the Spark
-column-lineage streams (compat/CLL.ndjson, compat/spark_dataproc_bigquery_shakespare.ndjson)
-together; they share no job or dataset, so each scenario is checked on its own.
+One module fixture folds the listener pair, the apples, the food_delivery seed, the Spark
+column-lineage streams (compat/CLL.ndjson, compat/spark_dataproc_bigquery_shakespare.ndjson) and
+the Airflow compat stream (compat/airflow.ndjson) together; they share no job or dataset, so each scenario is checked on its own.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ def _ndjson(fixtures_dir, relative: str) -> list[dict]:
 def fixture_fold(spark, fixtures_dir, tmp_path_factory):
     listener, apples, food = _load(fixtures_dir)
     cll = _ndjson(fixtures_dir, "compat/CLL.ndjson") + _ndjson(fixtures_dir, "compat/spark_dataproc_bigquery_shakespare.ndjson")
-    folded = fold_stream(spark, [*listener, *apples.values(), *food, *cll])
+    airflow = _ndjson(fixtures_dir, "compat/airflow.ndjson")
+    folded = fold_stream(spark, [*listener, *apples.values(), *food, *cll, *airflow])
     warehouse = tmp_path_factory.mktemp("fixture_wh")
     publish_current(spark, folded.state, str(warehouse), folded=folded)
     return folded, listener, apples, food, LineageQuery(str(warehouse))
@@ -209,3 +210,39 @@ def test_food_delivery_column_lineage_answers_from_every_field(fixture_fold):
         assert {e.origin for e in graph.node(node_id).inEdges} == inputs, node_id
         deep = query.column_lineage(node_id, depth=20, with_downstream=True)
         assert graph.ids <= deep.ids
+
+
+# ------------------------------------------------------------------ dataset identity on real streams
+
+COMPAT_JOBS = ("testColumnLevelLineage", "default", "airflow")  # the compat streams' job namespaces (printed below)
+
+
+def _connections(runs: list[dict], reported: bool) -> set[tuple[str, str]]:
+    """(writer job, reader job) pairs of the runs' history: a run of the writer wrote a dataset a
+    run of the reader read; datasets by the name each run reported (`reported`), else canonical."""
+    writers, readers = defaultdict(set), defaultdict(set)
+    for run in runs:
+        job = f"{run['job_namespace']}:{run['job_name']}"
+        for side, into in (("outputs", writers), ("inputs", readers)):
+            for d in run[side]:
+                names = [(r["namespace"], r["name"]) for r in d["reported"]] if reported and d["reported"] else [(d["namespace"], d["name"])]
+                for name in names:
+                    into[name].add(job)
+    return {(w, r) for name, ws in writers.items() for w in ws for r in readers.get(name, ()) if w != r}
+
+
+def test_identity_loses_no_job_to_job_connection_of_the_compat_streams(fixture_fold):
+    folded, *_, query = fixture_fold
+    runs = [r for r in folded.runs if r["job_namespace"] in COMPAT_JOBS]
+    assert {r["job_namespace"] for r in runs} == set(COMPAT_JOBS)
+    before, after = _connections(runs, reported=True), _connections(runs, reported=False)
+    print(f"\ncompat streams: {len(before)} job-to-job connections by reported names, {len(after)} by canonical names")
+    for pair in sorted(after):
+        print("  ", pair, "" if pair in before else "(joined by identity)")
+    # no valid edge lost, none invented: these streams name each dataset one way on both sides
+    # (the CLL stream's paths, with the table in symlinks), so identity merges names, not jobs
+    assert before == after and len(after) == 13
+    # and the current graph shows each of them, through a temporary dataset or not
+    for writer, reader in sorted(after):
+        graph = query.lineage(f"job:{writer}", depth=1)
+        assert f"job:{reader}" in graph.ids, (writer, reader)
