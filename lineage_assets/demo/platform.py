@@ -18,6 +18,8 @@ A model of a data platform is built first (from `random.Random(seed)` only):
   and write a raw table; transformation jobs read 1-4 tables of earlier layers (mostly of their
   own pipeline, so datasets written in a pipeline are read back in it; some shared hub tables,
   e.g. `dim_customers`, are read by many jobs) and write 1-2 tables;
+- the Spark listener names each lake path's metastore table in a `symlinks` facet
+  (`hive://metastore.prod:9083`, `curated_catalog.dim_products`), as the real listener does;
 - every dataset has a schema of 5-20 fields drawn from a domain vocabulary (~10% nested structs,
   some descriptions); outputs have a `columnLineage` facet (spec 1-2-0) derived from the job's
   input schemas: pass-through fields (IDENTITY, or TRANSFORMATION `coalesce` when several
@@ -75,6 +77,7 @@ _FACET = "https://openlineage.io/spec/facets/"
 _URL = {
     "schema": _FACET + "1-1-1/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet",
     "dataSource": _FACET + "1-0-1/DatasourceDatasetFacet.json#/$defs/DatasourceDatasetFacet",
+    "symlinks": _FACET + "1-0-1/SymlinksDatasetFacet.json#/$defs/SymlinksDatasetFacet",
     "columnLineage": _FACET + "1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet",
     "outputStatistics": _FACET + "1-0-2/OutputStatisticsOutputDatasetFacet.json#/$defs/OutputStatisticsOutputDatasetFacet",
     "version": _FACET + "1-0-1/DatasetVersionDatasetFacet.json#/$defs/DatasetVersionDatasetFacet",
@@ -136,6 +139,13 @@ SYSTEM_NAMESPACE = (
 )
 _PG_DB = {PG_ORDERS: "orders", PG_CRM: "crm", PG_BILLING: "billing", PG_INVENTORY: "inventory"}
 _LAKES = (LANDING, RAW, CURATED)
+METASTORE = "hive://metastore.prod:9083"  # where the Spark listener's symlinks name lake tables
+
+
+def metastore_table(path: str) -> str:
+    """The metastore table of a lake path: `curated/catalog/dim_products` -> `curated_catalog.dim_products`."""
+    folder, _, table = path.rpartition("/")
+    return f"{folder.replace('/', '_')}.{table}" if folder else table
 _PARTNERS = ("shopify", "stripe", "zendesk", "salesforce", "hubspot", "netsuite")
 
 # ---------------------------------------------------------------- vocabulary
@@ -859,9 +869,13 @@ class _Texts:
             pf = self.platform
             system = pf.ds_system[d]
             field_text = pf.fields.text
+            symlinks = ""
+            if producer == SPARK and system in _LAKES:  # the Spark listener names a lake path's metastore table
+                symlinks = (',"symlinks":' + _facet_head("symlinks", producer) + ',"identifiers":[{"namespace":'
+                            + _J(METASTORE) + ',"name":' + _J(metastore_table(pf.ds_name[d])) + ',"type":"TABLE"}]}')
             text = (
                 '{"namespace":' + _J(SYSTEM_NAMESPACE[system]) + ',"name":' + _J(pf.ds_name[d]) + ',"facets":{"dataSource":'
-                + self.data_source[producer][system] + ',"schema":' + self.schema_head[producer]
+                + self.data_source[producer][system] + symlinks + ',"schema":' + self.schema_head[producer]
                 + ",".join([field_text[i] for i in pf.ds_fields[d]]) + "]}"
             )
             self._put(len(text))

@@ -325,3 +325,22 @@ def test_generation_streams_with_bounded_memory(tmp_path):
     events, size, grown_mb = map(int, out)
     assert events == 60_000 and size > 300_000_000
     assert grown_mb < 50
+
+
+def test_the_spark_listener_names_the_metastore_table_of_each_lake_path():
+    """Dataset identity has real aliases to resolve: every Spark reference to a lake path lists
+    its table (and nothing else carries a symlinks facet)."""
+    seen = 0
+    for event in _events(3000, 2):
+        spark = event["producer"].endswith("/integration/spark")
+        for d in event.get("inputs", []) + event.get("outputs", []):
+            lake = d["namespace"] in {platform.SYSTEM_NAMESPACE[s] for s in platform._LAKES}
+            symlinks = d.get("facets", {}).get("symlinks")
+            assert (symlinks is not None) == (spark and lake), (event["producer"], d["namespace"], d["name"])
+            if symlinks:
+                seen += 1
+                assert symlinks["identifiers"] == [
+                    {"namespace": platform.METASTORE, "name": platform.metastore_table(d["name"]), "type": "TABLE"}
+                ]
+    assert seen > 100
+    assert platform.metastore_table("curated/catalog/dim_products") == "curated_catalog.dim_products"
