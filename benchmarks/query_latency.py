@@ -12,8 +12,10 @@ published like a materialization does. Prints the load time and p50/p95/max per 
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -22,7 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lineage_assets import LineageQuery  # noqa: E402
-from lineage_assets.query.synthetic import NS, build  # noqa: E402
+from lineage_assets.query.synthetic import ALIAS_NS, NS, alias_of, build  # noqa: E402
 
 def _percentiles(samples: list[float]) -> str:
     ordered = sorted(samples)
@@ -43,6 +45,8 @@ def main() -> None:
     args = parser.parse_args()
     fan_in = max(1, round(args.column_edges / (args.jobs * args.fields)))
     warehouse = args.warehouse or tempfile.mkdtemp(prefix="lineage_bench_")
+    if args.warehouse is None:
+        atexit.register(shutil.rmtree, warehouse, True)  # a temporary warehouse goes when the script ends
     began = time.perf_counter()
     sizes = build(warehouse, args.jobs, args.chain, args.fields, fan_in, args.seed)
     print(f"built {sizes} (fan-in {fan_in}) in {time.perf_counter() - began:.1f}s at {warehouse}")
@@ -71,6 +75,18 @@ def main() -> None:
                 times.append(time.perf_counter() - began)
                 sizes_seen.append(len(graph.graph))
             print(f"{name:<36} depth {args.depth}: {_percentiles(times)}   nodes/answer median {statistics.median(sizes_seen):.0f}")
+        # a dataset asked for by its canonical id and by its alias (the storage path): the same
+        # datasets in the same order, the resolution alone and the whole answer
+        picks = [f"p{rng.randrange(pipelines)}.table{rng.randrange(args.chain)}" for _ in range(args.samples)]
+        for label, node in (("canonical", lambda t: f"dataset:{NS}:{t}"), ("alias", lambda t: f"dataset:{ALIAS_NS}:{alias_of(t)}")):
+            for what, ask in (("resolve", lambda n: query.resolve(n)), ("lineage", lambda n: query.lineage(n, depth=args.depth))):
+                ask(node(picks[0]))  # warm
+                times = []
+                for table in picks:
+                    began = time.perf_counter()
+                    ask(node(table))
+                    times.append(time.perf_counter() - began)
+                print(f"{f'{what}(dataset, {label})':<36} depth {args.depth}: {_percentiles(times)}")
 
 
 if __name__ == "__main__":
