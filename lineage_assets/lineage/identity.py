@@ -35,7 +35,6 @@ STATEMENTS = schemas.schema(
     "alias_namespace string, alias_name string, namespace string, name string, identifier_type string, "
     "learnt_micros long, event_id string"
 )
-_CARRIED = T.StructType([*STATEMENTS.fields, T.StructField("carried", T.BooleanType())])
 _REFS = ("event_id", "learnt_micros", "namespace", "name", "identifiers")
 OPEN_DATE = dt.date.fromisoformat(t.OPEN)
 
@@ -104,33 +103,28 @@ class RangeIdentity:
 
 
 def range_identity(events: DataFrame, carried: DataFrame, first: dt.date, rules: tuple[PartitionRule, ...]) -> RangeIdentity:
-    """events: the range's events; carried: STATE_ALIASES rows valid the day before `first`."""
+    """events: the range's events; carried: STATE_ALIASES rows valid the day before `first`.
+    One Spark job: the carried rows and the range's changes are collected together."""
     spark = events.sparkSession
-    folding = Identity(rules)
-    stated = _symlink_refs(events).mapInArrow(_statements_fn(folding), STATEMENTS).withColumn("carried", F.lit(False))
-    before = carried.select(
+    stated = _symlink_refs(events).mapInArrow(_statements_fn(Identity(rules)), STATEMENTS).select(
+        "*", F.lit(None).cast("date").alias("valid_from"), F.lit(False).alias("carried"),
+    )
+    known = carried.select(
         "alias_namespace", "alias_name", "namespace", "name", "identifier_type",
-        F.unix_micros("learnt_at").alias("learnt_micros"), "event_id", "valid_from",
-    ).collect()
-    carried_rows = [(_statement(r), r["valid_from"]) for r in before]
+        F.unix_micros("learnt_at").alias("learnt_micros"), "event_id", "valid_from", F.lit(True).alias("carried"),
+    )
     alias = ["alias_namespace", "alias_name"]
     order = Window.partitionBy(*alias).orderBy("learnt_micros", "event_id", "namespace", "name")  # as AliasTimeline.of
     said = F.struct("namespace", "name")
     previous = F.coalesce(F.lag(said).over(order), F.struct(F.col("alias_namespace").alias("namespace"), F.col("alias_name").alias("name")))
-    known = spark.createDataFrame([(*_values(s), True) for s, _ in carried_rows], _CARRIED)
-    changes = (
-        stated.unionByName(known)
-        .withColumn("_changed", said != previous)
-        .filter("_changed and not carried")
-        .drop("_changed", "carried")
+    rows = (
+        stated.unionByName(known).withColumn("_changed", said != previous)
+        .filter(F.col("_changed") | F.col("carried")).collect()
     )
-    change_rows = [_statement(r) for r in changes.collect()]
+    carried_rows = [(_statement(r), r["valid_from"]) for r in rows if r["carried"]]
+    change_rows = [_statement(r) for r in rows if not r["carried"]]
     timeline = AliasTimeline.of([*(s for s, _ in carried_rows), *change_rows])
     return RangeIdentity(Identity(rules, timeline), _history_rows(spark, change_rows), _state_rows(spark, carried_rows, change_rows))
-
-
-def _values(s: Statement) -> tuple:
-    return (*s.alias, *s.canonical, s.identifier_type, s.learnt_at, s.event_id)
 
 
 def _statement(row) -> Statement:
