@@ -56,10 +56,11 @@ def _query(args, warehouse: str) -> int:
     try:
         with LineageQuery(warehouse) as query:
             if args.question == "lineage":
-                graph = query.lineage(args.node, depth=args.depth)
+                graph = query.lineage(args.node, depth=args.depth, include_temporary=args.include_temporary)
             else:
                 graph = query.column_lineage(
-                    args.node, depth=args.depth, with_downstream=args.downstream, dataset_version=args.version, lineage_at=args.at
+                    args.node, depth=args.depth, with_downstream=args.downstream, dataset_version=args.version, lineage_at=args.at,
+                    include_temporary=args.include_temporary,
                 )
     except NodeNotFound as exc:
         print(f"not found: {exc}", file=sys.stderr)
@@ -126,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     for q in (q_lineage, q_column):
         q.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
         q.add_argument("--tree", action="store_true", help="print an indented tree instead of JSON")
+        q.add_argument("--include-temporary", action="store_true", help="show temporary datasets instead of bridging them")
 
     p_rules = sub.add_parser(
         "partition-rules", help="the partition rules in force (LINEAGE_PARTITION_RULES, else the defaults), as JSON",

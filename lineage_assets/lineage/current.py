@@ -96,12 +96,18 @@ def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame
     components = component_ids(nodes, pairs)
     comp_df = spark.createDataFrame(sorted(components.items()), COMPONENTS)
     job_key = F.concat(F.lit("job:"), F.col("job_namespace"), F.lit(":"), F.col("job_name"))
+    temporary = edges.filter("temporary").groupBy("job_namespace", "job_name").agg(
+        F.array_sort(F.collect_set(F.struct(F.col("dataset_namespace").alias("namespace"), F.col("dataset_name").alias("name"))))
+        .alias("temporary_datasets")
+    )
     current_jobs = (
         jobs.withColumn("node_id", job_key)
         .join(comp_df, "node_id")
+        .join(temporary, ["job_namespace", "job_name"], "left")
         .select(
             "job_namespace", "job_name", "version_id", "latest_run_id", "latest_state", "latest_ended_at",
             "lineage_unknown", "code_version", "component_id", "latest_parent_run_id",
+            F.coalesce("temporary_datasets", F.array().cast(T.ArrayType(t.NAME_PAIR))).alias("temporary_datasets"),
         )
         .orderBy("job_namespace", "job_name")
     )

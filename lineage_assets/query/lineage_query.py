@@ -17,7 +17,16 @@ import duckdb
 from lineage_assets.identity.partitions import fold_name, load_rules
 from lineage_assets.query.column_graph import ColumnGraph
 from lineage_assets.query.models import Edge, LineageGraph, Node
-from lineage_assets.query.node_ids import KINDS, NodeNotFound, NodeRef, candidates, dataset_node_sql, job_node_sql, split_version
+from lineage_assets.query.node_ids import (
+    KINDS,
+    NodeNotFound,
+    NodeRef,
+    candidates,
+    dataset_node,
+    dataset_node_sql,
+    job_node_sql,
+    split_version,
+)
 from lineage_assets.warehouse import commits
 
 _TRAVERSE = """
@@ -166,7 +175,8 @@ class LineageQuery:
             ).fetchall()
             job_rows = con.execute(
                 "SELECT j.job_id, j.job_namespace, j.job_name, j.version_id, j.latest_run_id, j.latest_state, "
-                "j.latest_ended_at, j.lineage_unknown, j.code_version, j.component_id FROM jobs j JOIN found USING (job_id)"
+                "j.latest_ended_at, j.lineage_unknown, j.code_version, j.component_id, j.temporary_datasets "
+                "FROM jobs j JOIN found USING (job_id)"
             ).fetchall()
         return _graph(ref, job_rows, edge_rows, self.aliases_of, include_temporary)
 
@@ -372,7 +382,7 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliase
         bridges = []
     nodes: dict[tuple, Node] = {}
     job_keys: dict[str, tuple] = {}
-    for job_id, ns, name, version, run_id, state, ended_at, unknown, code, component in job_rows:
+    for job_id, ns, name, version, run_id, state, ended_at, unknown, code, component, temporary in job_rows:
         key = ("JOB", ns, name)
         job_keys[job_id] = key
         nodes[key] = Node(
@@ -382,6 +392,7 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliase
                 "namespace": ns, "name": name, "currentVersion": version, "latestRunId": run_id,
                 "latestRunState": state, "latestRunEndedAt": ended_at.isoformat() if ended_at else None,
                 "lineageUnknown": unknown, "codeVersion": code, "componentId": component,
+                "temporaryDatasets": [dataset_node(d["namespace"], d["name"]) for d in temporary or []],
             },
         )
     for job_id, dataset_id, direction, ns, name, component, temporary in edge_rows:

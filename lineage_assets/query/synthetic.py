@@ -31,7 +31,7 @@ def build(
 ) -> dict[str, int]:
     """Write and commit the snapshot; returns the sizes written."""
     rng = random.Random(seed)
-    job_cols = {k: [] for k in ("job_namespace", "job_name", "version_id", "latest_run_id", "latest_state", "latest_ended_at", "lineage_unknown", "code_version", "component_id", "latest_parent_run_id")}
+    job_cols = {k: [] for k in ("job_namespace", "job_name", "version_id", "latest_run_id", "latest_state", "latest_ended_at", "lineage_unknown", "code_version", "component_id", "latest_parent_run_id", "temporary_datasets")}
     edge_cols = {k: [] for k in ("job_namespace", "job_name", "version_id", "dataset_namespace", "dataset_name", "direction", "component_id", "temporary")}
     cl_names = ("job_namespace", "job_name", "output_version_id", "output_namespace", "output_name", "output_field", "input_namespace",
                 "input_name", "input_field", "input_version_id", "transformation_type", "transformation_subtype",
@@ -48,7 +48,7 @@ def build(
         out = f"p{pipe}.table{pos}"
         component = f"job:{NS}:p{pipe}.job0"
         version = f"v{j}"
-        for k, v in zip(job_cols, (NS, job, version, f"r{j}", "COMPLETE", now, False, None, component, None)):
+        for k, v in zip(job_cols, (NS, job, version, f"r{j}", "COMPLETE", now, False, None, component, None, [])):
             job_cols[k].append(v)
         inputs = [f"p{pipe}.table{pos - d}" for d in (1, 2) if pos - d >= 0]
         for k, v in zip(alias_cols, (ALIAS_NS, alias_of(out), NS, out)):

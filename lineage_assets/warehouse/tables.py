@@ -204,9 +204,12 @@ STATE_FIELDS = _table(
 CURRENT_JOBS = _table(
     "current_jobs", "snapshot",
     "job_namespace string, job_name string, version_id string, latest_run_id string, latest_state string, "
-    "latest_ended_at timestamp, lineage_unknown boolean, code_version string, component_id string, latest_parent_run_id string",
+    "latest_ended_at timestamp, lineage_unknown boolean, code_version string, component_id string, latest_parent_run_id string, "
+    "temporary_datasets array<NAME_PAIR>",
     keys=("job_namespace", "job_name"),
-    description="Each job's current version (that of its latest terminal run), its component, and its latest run's parent run.",
+    description="Each job's current version (that of its latest terminal run), its component, its latest run's parent run, "
+    "and the temporary datasets its current version writes or reads (DESIGN.md section 10).",
+    NAME_PAIR=NAME_PAIR,
 )
 CURRENT_LINEAGE = _table(
     "current_lineage", "snapshot",

@@ -246,6 +246,8 @@ def test_children_of_one_parent_bridge_their_temporary_dataset_in_jobs_and_colum
         assert "dataset:t:k_tmp" not in graph.ids
         assert [e.destination for e in graph.node("job:ns:app.a").outEdges] == ["job:ns:app.b"]
         assert graph.node("job:ns:app.a").data["bridged"] == [{"to": "job:ns:app.b", "through": ["dataset:t:k_tmp"]}]
+        assert graph.node("job:ns:app.a").data["temporaryDatasets"] == ["dataset:t:k_tmp"]  # current_jobs.temporary_datasets
+        assert graph.node("job:ns:app.a").data["temporaryDatasets"] == graph.node("job:ns:app.b").data["temporaryDatasets"]
         z = "datasetField:t:k_final:z"
         for depth in (1, 20):  # the hidden hop costs nothing
             answer = query.column_lineage(z, depth=depth)
@@ -301,3 +303,17 @@ def test_days_arriving_out_of_order_give_the_same_canonical_names_and_tables(spa
     for table in ("runs", "job_versions", "dataset_versions", "run_lineage", "dataset_aliases"):
         rows = [r.asDict(recursive=True) for r in commits.read_table(spark, warehouse, table).collect()]
         assert _sorted(rows) == _sorted(getattr(folded, table)), table
+
+
+def test_the_command_line_bridges_unless_asked_to_show_temporary_datasets(temporary_warehouse, capsys):
+    import json
+
+    from lineage_assets.cli import main
+
+    for flag, shown in (([], False), (["--include-temporary"], True)):
+        assert main(["query", "lineage", "job:ns:app.a", "--depth", "1", "--warehouse", temporary_warehouse, *flag]) == 0
+        ids = {node["id"] for node in json.loads(capsys.readouterr().out)["graph"]}
+        assert ("dataset:t:k_tmp" in ids) is shown and "job:ns:app.b" in ids
+        assert main(["query", "column-lineage", "datasetField:t:k_final:z", "--warehouse", temporary_warehouse, *flag]) == 0
+        ids = {node["id"] for node in json.loads(capsys.readouterr().out)["graph"]}
+        assert ("datasetField:t:k_tmp:y" in ids) is shown and "datasetField:t:k_src:x" in ids
