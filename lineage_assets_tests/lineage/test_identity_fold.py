@@ -15,7 +15,7 @@ from lineage_assets.pipeline.snapshot import publish_current_graph
 from lineage_assets.query.lineage_query import LineageQuery
 from lineage_assets_tests.support import commit_events, ds, fold_stream, run_event, run_uuid
 
-SCHEDULE_SECONDS = 125  # measured (--durations); conftest runs long files first
+SCHEDULE_SECONDS = 180  # measured (--durations); conftest runs long files first
 
 D1, D2, D3, D4 = "2024-05-01", "2024-05-02", "2024-05-03", "2024-05-04"
 HIVE = "hive://metastore:9083"
