@@ -295,9 +295,12 @@ def fold_range(
         F.coalesce("event_type", F.lit("COMPLETE")).alias("state"), canonical("inputs"), canonical("outputs"),
         code_version_of("job_facets").alias("code_version"),
     )
+    raw_io = events.select(  # names only; resolved after the join, so only streaming events reach the Python UDF
+        "event_id", "event_time", io_names("inputs").alias("inputs"), io_names("outputs").alias("outputs"),
+    )
     streaming_items = segments.filter("kind = 'item'").select("event_id", "job_namespace", "job_name", "run_id", "ended_at", "state", "code_version").join(
-        events.select("event_id", canonical("inputs"), canonical("outputs")), "event_id"
-    ).drop("event_id")
+        raw_io, "event_id"
+    ).select("job_namespace", "job_name", "run_id", "ended_at", "state", "code_version", canonical("inputs"), canonical("outputs"))
     items = batch_items.unionByName(job_event_items).unionByName(streaming_items)
     job_key = ["job_namespace", "job_name"]
     active = items.select(*job_key).distinct()
