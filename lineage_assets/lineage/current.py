@@ -45,6 +45,11 @@ COMPONENTS = T.StructType([T.StructField("node_id", T.StringType()), T.StructFie
 
 
 def current_aliases(aliases_state: DataFrame) -> DataFrame:
+    """CURRENT_ALIASES as a DataFrame (`current_alias_rows`)."""
+    return aliases_state.sparkSession.createDataFrame(current_alias_rows(aliases_state), t.CURRENT_ALIASES.columns)
+
+
+def current_alias_rows(aliases_state: DataFrame) -> list[dict]:
     """CURRENT_ALIASES: every identifier that stands for another dataset now (its latest alias
     statement, chains followed: `AliasTimeline.current`). Few rows: built on the driver."""
     rows = aliases_state.select(
@@ -55,8 +60,10 @@ def current_aliases(aliases_state: DataFrame) -> DataFrame:
         Statement((r["alias_namespace"], r["alias_name"]), r["learnt_micros"], r["event_id"], (r["namespace"], r["name"]), r["identifier_type"])
         for r in rows
     )
-    resolved = sorted((*alias, *canonical) for alias, canonical in timeline.current().items())
-    return aliases_state.sparkSession.createDataFrame(resolved, t.CURRENT_ALIASES.columns)
+    return [
+        {"alias_namespace": alias[0], "alias_name": alias[1], "namespace": canonical[0], "name": canonical[1]}
+        for alias, canonical in sorted(timeline.current().items())
+    ]
 
 
 def canonical(df: DataFrame, aliases: DataFrame, namespace: str, name: str) -> DataFrame:

@@ -100,6 +100,7 @@ class RangeIdentity:
     identity: Identity
     dataset_aliases: DataFrame  # DATASET_ALIASES rows learnt in the range (with created_date)
     state: DataFrame  # STATE_ALIASES rows valid on some day >= first (with valid_to)
+    rows: dict[str, list[dict]]  # the same rows as Python dicts, by table name: few, staged without Spark
 
 
 def range_identity(events: DataFrame, carried: DataFrame, first: dt.date, rules: tuple[PartitionRule, ...]) -> RangeIdentity:
@@ -124,7 +125,12 @@ def range_identity(events: DataFrame, carried: DataFrame, first: dt.date, rules:
     carried_rows = [(_statement(r), r["valid_from"]) for r in rows if r["carried"]]
     change_rows = [_statement(r) for r in rows if not r["carried"]]
     timeline = AliasTimeline.of([*(s for s, _ in carried_rows), *change_rows])
-    return RangeIdentity(Identity(rules, timeline), _history_rows(spark, change_rows), _state_rows(spark, carried_rows, change_rows))
+    history, state = _history_rows(change_rows), _state_rows(carried_rows, change_rows)
+    return RangeIdentity(
+        Identity(rules, timeline),
+        spark.createDataFrame(history, t.DATASET_ALIASES.schema), spark.createDataFrame(state, t.STATE_ALIASES.schema),
+        {t.DATASET_ALIASES.name: history, t.STATE_ALIASES.name: state},
+    )
 
 
 def _statement(row) -> Statement:
@@ -143,12 +149,11 @@ def _row(s: Statement) -> dict:
     }
 
 
-def _history_rows(spark: SparkSession, changes: list[Statement]) -> DataFrame:
-    rows = [{**_row(s), "created_date": _timestamp(s.learnt_at).date()} for s in changes]
-    return spark.createDataFrame(rows, t.DATASET_ALIASES.schema)
+def _history_rows(changes: list[Statement]) -> list[dict]:
+    return [{**_row(s), "created_date": _timestamp(s.learnt_at).date()} for s in changes]
 
 
-def _state_rows(spark: SparkSession, carried: list[tuple[Statement, dt.date]], changes: list[Statement]) -> DataFrame:
+def _state_rows(carried: list[tuple[Statement, dt.date]], changes: list[Statement]) -> list[dict]:
     """Per identifier, its statements as validity intervals of days: valid from the statement's
     day (a carried row keeps its own) to the next statement's day; one replaced on its own day
     is dropped (the state as of a day is the day's last statement)."""
@@ -163,4 +168,4 @@ def _state_rows(spark: SparkSession, carried: list[tuple[Statement, dt.date]], c
             valid_to = items[index + 1]["valid_from"] if index + 1 < len(items) else OPEN_DATE
             if item["valid_from"] < valid_to:
                 rows.append({**item, "valid_to": valid_to})
-    return spark.createDataFrame(rows, t.STATE_ALIASES.schema)
+    return rows

@@ -10,6 +10,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Callable
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -32,6 +33,7 @@ from lineage_assets.pipeline.checks import (
 )
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
+from lineage_assets.warehouse.schemas import arrow_schema
 from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprints, fingerprints_and_marked
 
 DETERMINISM = "fold_recomputes_identically"
@@ -130,7 +132,11 @@ def run_fold(
             with commits.Transaction(root, OPERATION) as txn:
                 for name, df in tables.outputs().items():  # every partition of the range and after is replaced (state: valid_to >= first)
                     table = t.get(name)
-                    txn.stage(df.repartition(table.day_column), table, replace=commits.on_or_after(table.day_column, first))
+                    replace = commits.on_or_after(table.day_column, first)
+                    if name in inputs.names.rows:  # the alias tables: few rows, built on the driver, staged without a Spark job
+                        txn.stage_arrow(pa.Table.from_pylist(inputs.names.rows[name], schema=arrow_schema(table.schema)), table, replace=replace)
+                    else:
+                        txn.stage(df.repartition(table.day_column), table, replace=replace)
                     lap(f"write.{name}")
                 since = commits.on_or_after("read_date", first)
                 txn.stage(_mismatch_rejects(tables.job_mismatch), t.REJECTED_EVENTS,

@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-from lineage_assets.lineage.current import current_aliases, current_column_tables, current_tables
+from lineage_assets.lineage.current import current_alias_rows, current_column_tables, current_tables
 from lineage_assets.lineage.state import current_rows
 from lineage_assets.pipeline.checks import CheckReport, component_problems
 from lineage_assets.pipeline import progress
 from lineage_assets.pipeline.progress import FOLD_THROUGH
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
+from lineage_assets.warehouse.schemas import arrow_schema
 from lineage_assets.warehouse.content_hash import WHOLE, fingerprints
 
 COMPONENTS = "components_match_an_independent_computation"
@@ -50,7 +52,8 @@ class SnapshotReport:
 def stage_current_graph(spark: SparkSession, txn: commits.Transaction, state: CurrentState) -> None:
     """Stage the current-graph tables; the others are built from the staged current_aliases and
     current_lineage, so the aliases are resolved and the edges computed once."""
-    txn.stage(current_aliases(state.aliases).coalesce(1), t.CURRENT_ALIASES)
+    rows = current_alias_rows(state.aliases)  # few, built on the driver: staged without a Spark job
+    txn.stage_arrow(pa.Table.from_pylist(rows, schema=arrow_schema(t.CURRENT_ALIASES.schema)), t.CURRENT_ALIASES)
     aliases = txn.read_staged(spark, "current_aliases")
     jobs, lineage = current_tables(state.jobs, aliases)
     txn.stage(jobs.coalesce(1), t.CURRENT_JOBS)
