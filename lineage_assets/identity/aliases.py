@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 Name = tuple[str, str]  # (namespace, name)
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Statement:
     """`alias` is `canonical` from `learnt_at` on (stated by `event_id`)."""
 
@@ -39,6 +39,12 @@ class Statement:
     event_id: str
     canonical: Name
     identifier_type: str | None = None
+
+
+def statement_order(s: Statement) -> tuple:
+    """The order statements are read in: by alias, then time, event and canonical name (the
+    later of two same-time statements wins). The fold's Spark window sorts the same way."""
+    return (s.alias, s.learnt_at, s.event_id, s.canonical)
 
 
 def facet_statements(dataset: Name, identifiers: Iterable[tuple[str, str, str | None]]) -> list[tuple[Name, Name, str | None]]:
@@ -63,16 +69,13 @@ class AliasTimeline:
     @classmethod
     def of(cls, statements: Iterable[Statement]) -> "AliasTimeline":
         timeline = cls()
-        for s in sorted(statements, key=lambda s: (s.alias, s.learnt_at, s.event_id, s.canonical)):
+        for s in sorted(statements, key=statement_order):
             timeline.changes.setdefault(s.alias, []).append(s)
         for alias in list(timeline.changes):
             timeline.changes[alias] = _only_changes(timeline.changes[alias], alias)
             if not timeline.changes[alias]:
                 del timeline.changes[alias]
         return timeline
-
-    def __bool__(self) -> bool:
-        return bool(self.changes)
 
     def direct(self, name: Name, at: int | None) -> Name:
         """The canonical of `name`'s latest statement at or before `at` (None: the latest of all)."""
@@ -105,10 +108,6 @@ class AliasTimeline:
             if target != alias:
                 out[alias] = target
         return out
-
-    def latest(self) -> list[Statement]:
-        """Each alias's latest statement (what a later range starts from)."""
-        return [history[-1] for history in self.changes.values()]
 
 
 def micros(when: dt.datetime) -> int:

@@ -1,10 +1,10 @@
 """Partition rules: a dataset name that differs from another only by a partition part names the
 same dataset (DESIGN.md section 10). `fold_name` strips the partition and returns it.
 
-A rule is a regular expression over the dataset's name whose group 1 is the dataset's name and
-group 2 the partition. The same pattern runs in Python (`re`, the query helper and the CLI) and in
-Spark (Java's regex, the fold: `spark_fold`), so patterns keep to what both read alike (classes,
-`(?:...)`, `\\d`, anchors `^` and `$`); `lineage_assets_tests` runs every default case in both.
+A rule is a regular expression (Python's `re`) over the dataset's name whose group 1 is the
+dataset's name and group 2 the partition. One implementation serves every caller: the fold runs
+it in the Python that coalesces runs (`identity.resolver.Identity`), the query helper and the CLI
+call it directly.
 
 Rules apply in order, each once, each to what the previous ones left; the partitions they strip
 are joined with "/" in the order they appear in the name. A rule's scope is `path` (only names

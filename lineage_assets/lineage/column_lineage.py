@@ -167,12 +167,11 @@ def _edge_items(cll: Column) -> Column:
 def _input_keys(terminal: DataFrame) -> DataFrame:
     """(run_id, namespace, name, key): every name a run's column lineage may give each declared
     input by, its canonical name and the names the run reported it by (DESIGN.md section 10)."""
-    pair = T.StructType([T.StructField("namespace", T.StringType()), T.StructField("name", T.StringType())])
     return terminal.select("run_id", F.explode("inputs").alias("i")).select(
         "run_id", F.col("i.namespace").alias("namespace"), F.col("i.name").alias("name"),
         F.explode(F.array_union(
             F.array(F.struct(F.col("i.namespace").alias("namespace"), F.col("i.name").alias("name"))),
-            F.coalesce(F.col("i.reported"), F.array().cast(T.ArrayType(pair))),
+            F.coalesce(F.col("i.reported"), F.array().cast(T.ArrayType(schemas.NAME_PAIR))),
         )).alias("key"),
     )
 

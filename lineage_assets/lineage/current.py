@@ -11,7 +11,8 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from lineage_assets.identity.aliases import AliasTimeline, Statement
+from lineage_assets.identity.aliases import AliasTimeline
+from lineage_assets.lineage.identity import statement, statement_columns
 from lineage_assets.query.node_ids import dataset_node, job_node
 from lineage_assets.warehouse import tables as t
 
@@ -44,22 +45,10 @@ def component_ids(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, s
 COMPONENTS = T.StructType([T.StructField("node_id", T.StringType()), T.StructField("component_id", T.StringType())])
 
 
-def current_aliases(aliases_state: DataFrame) -> DataFrame:
-    """CURRENT_ALIASES as a DataFrame (`current_alias_rows`)."""
-    return aliases_state.sparkSession.createDataFrame(current_alias_rows(aliases_state), t.CURRENT_ALIASES.columns)
-
-
 def current_alias_rows(aliases_state: DataFrame) -> list[dict]:
     """CURRENT_ALIASES: every identifier that stands for another dataset now (its latest alias
     statement, chains followed: `AliasTimeline.current`). Few rows: built on the driver."""
-    rows = aliases_state.select(
-        "alias_namespace", "alias_name", "namespace", "name", "identifier_type",
-        F.unix_micros("learnt_at").alias("learnt_micros"), "event_id",
-    ).collect()
-    timeline = AliasTimeline.of(
-        Statement((r["alias_namespace"], r["alias_name"]), r["learnt_micros"], r["event_id"], (r["namespace"], r["name"]), r["identifier_type"])
-        for r in rows
-    )
+    timeline = AliasTimeline.of(statement(r) for r in statement_columns(aliases_state).collect())
     return [
         {"alias_namespace": alias[0], "alias_name": alias[1], "namespace": canonical[0], "name": canonical[1]}
         for alias, canonical in sorted(timeline.current().items())

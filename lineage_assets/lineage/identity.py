@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from lineage_assets.identity.aliases import AliasTimeline, Statement, facet_statements
+from lineage_assets.identity.aliases import AliasTimeline, Statement, facet_statements, statement_order
 from lineage_assets.identity.partitions import PartitionRule
 from lineage_assets.identity.resolver import Identity
 from lineage_assets.warehouse import schemas
@@ -35,7 +35,6 @@ STATEMENTS = schemas.schema(
     "alias_namespace string, alias_name string, namespace string, name string, identifier_type string, "
     "learnt_micros long, event_id string"
 )
-_REFS = ("event_id", "learnt_micros", "namespace", "name", "identifiers")
 OPEN_DATE = dt.date.fromisoformat(t.OPEN)
 
 
@@ -54,7 +53,7 @@ def _symlink_refs(events: DataFrame) -> DataFrame:
     return (
         io.unionByName(datasets)
         .filter(F.col("facets").contains('"symlinks"'))
-        .select(*_REFS[:4], F.get_json_object("facets", "$.symlinks.identifiers").alias("identifiers"))
+        .select("event_id", "learnt_micros", "namespace", "name", F.get_json_object("facets", "$.symlinks.identifiers").alias("identifiers"))
         .filter("identifiers is not null")
     )
 
@@ -103,17 +102,14 @@ class RangeIdentity:
     rows: dict[str, list[dict]]  # the same rows as Python dicts, by table name: few, staged without Spark
 
 
-def range_identity(events: DataFrame, carried: DataFrame, first: dt.date, rules: tuple[PartitionRule, ...]) -> RangeIdentity:
+def range_identity(events: DataFrame, carried: DataFrame, rules: tuple[PartitionRule, ...]) -> RangeIdentity:
     """events: the range's events; carried: STATE_ALIASES rows valid the day before `first`.
     One Spark job: the carried rows and the range's changes are collected together."""
     spark = events.sparkSession
     stated = _symlink_refs(events).mapInArrow(_statements_fn(Identity(rules)), STATEMENTS).select(
         "*", F.lit(None).cast("date").alias("valid_from"), F.lit(False).alias("carried"),
     )
-    known = carried.select(
-        "alias_namespace", "alias_name", "namespace", "name", "identifier_type",
-        F.unix_micros("learnt_at").alias("learnt_micros"), "event_id", "valid_from", F.lit(True).alias("carried"),
-    )
+    known = statement_columns(carried, "valid_from", F.lit(True).alias("carried"))
     alias = ["alias_namespace", "alias_name"]
     order = Window.partitionBy(*alias).orderBy("learnt_micros", "event_id", "namespace", "name")  # as AliasTimeline.of
     said = F.struct("namespace", "name")
@@ -122,8 +118,8 @@ def range_identity(events: DataFrame, carried: DataFrame, first: dt.date, rules:
         stated.unionByName(known).withColumn("_changed", said != previous)
         .filter(F.col("_changed") | F.col("carried")).collect()
     )
-    carried_rows = [(_statement(r), r["valid_from"]) for r in rows if r["carried"]]
-    change_rows = [_statement(r) for r in rows if not r["carried"]]
+    carried_rows = [(statement(r), r["valid_from"]) for r in rows if r["carried"]]
+    change_rows = [statement(r) for r in rows if not r["carried"]]
     timeline = AliasTimeline.of([*(s for s, _ in carried_rows), *change_rows])
     history, state = _history_rows(change_rows), _state_rows(carried_rows, change_rows)
     return RangeIdentity(
@@ -133,7 +129,17 @@ def range_identity(events: DataFrame, carried: DataFrame, first: dt.date, rules:
     )
 
 
-def _statement(row) -> Statement:
+def statement_columns(aliases: DataFrame, *extra) -> DataFrame:
+    """Alias rows (DATASET_ALIASES or STATE_ALIASES) as `STATEMENTS` columns (the time in
+    microseconds), plus `extra` columns: what `statement` reads back on the driver."""
+    return aliases.select(
+        "alias_namespace", "alias_name", "namespace", "name", "identifier_type",
+        F.unix_micros("learnt_at").alias("learnt_micros"), "event_id", *extra,
+    )
+
+
+def statement(row) -> Statement:
+    """A collected `STATEMENTS` row as a Statement."""
     return Statement((row["alias_namespace"], row["alias_name"]), row["learnt_micros"], row["event_id"],
                      (row["namespace"], row["name"]), row["identifier_type"])
 
@@ -160,7 +166,7 @@ def _state_rows(carried: list[tuple[Statement, dt.date]], changes: list[Statemen
     by_alias: dict[tuple, list[dict]] = {}
     for s, valid_from in carried:
         by_alias.setdefault(s.alias, []).append({**_row(s), "valid_from": valid_from})
-    for s in sorted(changes, key=lambda s: (s.alias, s.learnt_at, s.event_id, s.canonical)):
+    for s in sorted(changes, key=statement_order):
         by_alias.setdefault(s.alias, []).append({**_row(s), "valid_from": _timestamp(s.learnt_at).date()})
     rows = []
     for items in by_alias.values():

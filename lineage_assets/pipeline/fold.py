@@ -83,7 +83,7 @@ class FoldInputs:
 def fold_inputs(spark: SparkSession, commit: commits.Commit, first: dt.date, last: dt.date, rules: tuple[PartitionRule, ...]) -> FoldInputs:
     events = commits.read_table(spark, commit.root, "events", where=commits.within("event_date", first, last), commit=commit)
     prev = state_as_of(spark, commit, first - dt.timedelta(days=1))
-    return FoldInputs(events, prev, range_identity(events, prev.aliases, first, rules))
+    return FoldInputs(events, prev, range_identity(events, prev.aliases, rules))
 
 
 def _mismatch_rejects(events: DataFrame) -> DataFrame:

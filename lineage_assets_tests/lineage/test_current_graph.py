@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 
-from lineage_assets.lineage.current import component_ids, current_aliases, current_tables
+from lineage_assets.lineage.current import component_ids, current_alias_rows, current_tables
 from lineage_assets.pipeline.checks import component_problems as check_components
-from lineage_assets.warehouse import commits
+from lineage_assets.warehouse import commits, tables
 from lineage_assets_tests import support
 from lineage_assets_tests.support import run_event
 
@@ -128,7 +128,8 @@ def test_component_problems_finds_one_corrupted_id_among_a_long_chain():
 
 def _current(spark, events):
     folded = support.fold_stream(spark, events)
-    jobs_df, lineage_df = current_tables(folded.state.jobs, current_aliases(folded.state.aliases))
+    aliases = spark.createDataFrame(current_alias_rows(folded.state.aliases), tables.CURRENT_ALIASES.columns)
+    jobs_df, lineage_df = current_tables(folded.state.jobs, aliases)
     jobs = [r.asDict() for r in jobs_df.collect()]
     edges = [r.asDict() for r in lineage_df.collect()]
     return folded, jobs, edges
