@@ -68,6 +68,9 @@ def _query(args, warehouse: str) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # WarehouseReadError: a committed file could not be read
+        print(f"error: {exc}", file=sys.stderr)
+        return 4
     print(as_tree(graph) if args.tree else as_json(graph))
     return 0
 

@@ -1,6 +1,7 @@
-"""`column_lineage()`: field-level lineage over the warehouse with DuckDB recursive CTEs.
+"""`column_lineage()`: field-level lineage over the warehouse.
 
-Current answers read the published snapshot (`current_column_lineage`, `current_dataset_fields`).
+Current answers read the published snapshot (`current_column_lineage`, `current_dataset_fields`),
+walked by the traversal engine (`CurrentFields`); point-in-time answers with DuckDB recursive CTEs.
 Point-in-time answers read the column_lineage / dataset_fields / dataset_versions / run_lineage
 history and follow versions: the start dataset's version (given, or current at the timestamp),
 then the versions its producing run read, recursively (downstream: the runs that read it).
@@ -15,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import duckdb
 
+from lineage_assets.query.current_fields import CurrentFields
 from lineage_assets.query.models import Edge, LineageGraph, Node
 from lineage_assets.query.node_ids import NodeNotFound, NodeRef
 from lineage_assets.warehouse import commits
@@ -29,24 +31,11 @@ EDGE_COLUMNS = (
 _SHORT = {"input": "in", "output": "out"}
 
 
-def _walk_sql(downstream: bool, versioned: bool, bridge: bool = False) -> str:
-    """A recursive CTE over field edges (output field <- input field): upstream goes from outputs
-    to their inputs, downstream from inputs to the outputs they feed. Rows: node, fewest hops.
-
-    Current walks run over `cadj`, the edges as integer field ids: DuckDB hash-joins the edge
-    table on every query, and integer keys make that about 2.5x faster than three strings
-    (benchmarks/query_latency.py). Versioned walks follow the version ids over the history.
-    With `bridge`, a hop into a field of a temporary dataset costs nothing (it is hidden from the
-    answer, and what lies behind it is as near as the field itself)."""
+def _walk_sql(downstream: bool) -> str:
+    """A recursive CTE over the history's field edges (output field <- input field) following
+    version ids: upstream goes from outputs to their inputs, downstream from inputs to the
+    outputs they feed. Rows: node, fewest hops. (Current walks use `CurrentFields`.)"""
     here, there = ("input", "output") if downstream else ("output", "input")
-    if not versioned:
-        cost = f"CASE WHEN a.{_SHORT[there]}_temp THEN 0 ELSE 1 END" if bridge else "1"
-        return (
-            "WITH RECURSIVE walk(fid, hops) AS ("
-            "SELECT f.fid, 0 FROM seeds s JOIN fids f ON f.ns = s.ns AND f.name = s.name AND f.field = s.field UNION "
-            f"SELECT a.{_SHORT[there]}_fid, w.hops + {cost} FROM walk w JOIN cadj a ON a.{_SHORT[here]}_fid = w.fid "
-            "WHERE w.hops < ?) SELECT fid, min(hops) AS hops FROM walk GROUP BY ALL"
-        )
     cols = "ns, name, field, version"
     step = f"e.{there}_namespace, e.{there}_name, e.{there}_field, e.{there}_version_id"
     on = (f"e.{here}_namespace = w.ns AND e.{here}_name = w.name AND e.{here}_field = w.field "
@@ -88,6 +77,7 @@ class ColumnGraph:
         self.names = names
         self._history_signature: tuple | None = None
         self.temporary: set[tuple[str, str]] = set()  # (namespace, name) of the current graph's temporary datasets
+        self.current = CurrentFields()
 
     # ------------------------------------------------------------------ loading
 
@@ -109,10 +99,8 @@ class ColumnGraph:
             "JOIN fids i ON i.ns = e.input_namespace AND i.name = e.input_name AND i.field = e.input_field"
         )
         con.execute("DROP TABLE cedges_named")
-        con.execute(
-            "CREATE OR REPLACE TABLE cadj AS SELECT DISTINCT e.out_fid, e.in_fid, o.temporary AS out_temp, i.temporary AS in_temp "
-            "FROM cedges e JOIN fids o ON o.fid = e.out_fid JOIN fids i ON i.fid = e.in_fid ORDER BY e.out_fid"
-        )
+        self.current = CurrentFields.load(con)
+        con.execute("DROP TABLE cedges")  # its rows live in `current.edges` (Arrow)
         self.temporary = {(r[0], r[1]) for r in con.execute("SELECT DISTINCT ns, name FROM fids WHERE temporary").fetchall()}
 
     def load_history(self, commit: commits.Commit) -> None:
@@ -143,33 +131,25 @@ class ColumnGraph:
     # ------------------------------------------------------------------ existence
 
     def field_exists(self, ref: NodeRef, versioned: bool) -> bool:
-        if versioned:
-            sql = (
-                "SELECT 1 FROM hist_fields WHERE namespace = ? AND name = ? AND field_path = $f "
-                "UNION ALL SELECT 1 FROM hist_edges WHERE output_namespace = ? AND output_name = ? AND output_field = $f "
-                "UNION ALL SELECT 1 FROM hist_edges WHERE input_namespace = ? AND input_name = ? AND input_field = $f LIMIT 1"
-            )
-        else:
-            # fids holds every endpoint of a current edge
-            sql = "SELECT 1 FROM cdf WHERE namespace = ? AND name = ? AND field_path = $f UNION ALL SELECT 1 FROM fids WHERE ns = ? AND name = ? AND field = $f LIMIT 1"
-        sql = sql.replace("$f", "?")
-        params = [ref.namespace, ref.name, ref.field] * (3 if versioned else 2)
-        return self.con.execute(sql, params).fetchone() is not None
+        if not versioned:
+            return self.current.has_field(ref.namespace, ref.name, ref.field)
+        sql = (
+            "SELECT 1 FROM hist_fields WHERE namespace = $1 AND name = $2 AND field_path = $3 "
+            "UNION ALL SELECT 1 FROM hist_edges WHERE output_namespace = $1 AND output_name = $2 AND output_field = $3 "
+            "UNION ALL SELECT 1 FROM hist_edges WHERE input_namespace = $1 AND input_name = $2 AND input_field = $3 LIMIT 1"
+        )
+        return self.con.execute(sql, [ref.namespace, ref.name, ref.field]).fetchone() is not None
 
     def dataset_fields(self, namespace: str, name: str, version: str | None) -> list[str]:
         """Every field known for a dataset (current, or of one version)."""
         if version is None:
-            # fids holds every endpoint of a current edge (a small table, not the edges)
-            sql = "SELECT field_path FROM cdf WHERE namespace = ? AND name = ? UNION SELECT field FROM fids WHERE ns = ? AND name = ?"
-            params = [namespace, name] * 2
-        else:
-            sql = (
-                "SELECT field_path FROM hist_fields WHERE version_id = ? "
-                "UNION SELECT output_field FROM hist_edges WHERE output_version_id = ? "
-                "UNION SELECT input_field FROM hist_edges WHERE input_version_id = ? AND input_namespace = ? AND input_name = ?"
-            )
-            params = [version, version, version, namespace, name]
-        return sorted(r[0] for r in self.con.execute(sql, params).fetchall() if r[0] is not None)
+            return self.current.dataset_fields(namespace, name)
+        sql = (
+            "SELECT field_path FROM hist_fields WHERE version_id = $1 "
+            "UNION SELECT output_field FROM hist_edges WHERE output_version_id = $1 "
+            "UNION SELECT input_field FROM hist_edges WHERE input_version_id = $1 AND input_namespace = $2 AND input_name = $3"
+        )
+        return sorted(r[0] for r in self.con.execute(sql, [version, namespace, name]).fetchall() if r[0] is not None)
 
     def version_of(self, namespace: str, name: str, version: str | None, at: dt.datetime | None) -> str:
         """The dataset version a point-in-time answer starts from (NodeNotFound if there is none)."""
@@ -208,45 +188,39 @@ class ColumnGraph:
     def traverse(self, seeds: list[tuple], depth: int, downstream: bool, versioned: bool, include_temporary: bool = True) -> LineageGraph:
         """The answer from `seeds`. Current answers hide the fields of temporary datasets unless
         `include_temporary` (`_bridge`); point-in-time answers show every field."""
-        con = self.con
         bridge = not include_temporary and not versioned and bool(self.temporary)
-        names = ("ns", "name", "field", "version") if versioned else ("ns", "name", "field")
+        if versioned:
+            edge_rows = self._versioned_rows(seeds, depth, downstream)
+        else:
+            edge_rows = self.current.rows_around(seeds, depth, downstream, bridge)
+        return self._graph(edge_rows, versioned, hide=self.temporary if bridge else set(), keep={tuple(s[:3]) for s in seeds})
+
+    def _versioned_rows(self, seeds: list[tuple], depth: int, downstream: bool) -> list[dict]:
+        """The history edges of a point-in-time answer (a recursive walk over `hist_edges`)."""
+        con = self.con
+        names = ("ns", "name", "field", "version")
         columns = list(zip(*seeds)) if seeds else [()] * len(names)
         con.execute(
             "CREATE OR REPLACE TEMP TABLE seeds AS SELECT " + ", ".join(f"unnest(?::VARCHAR[]) AS {n}" for n in names),
             [list(c) for c in columns],
         )
-        edges_table = "hist_edges" if versioned else "cedges"
-        up_sql, down_sql = _walk_sql(False, versioned, bridge), _walk_sql(True, versioned, bridge)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE up AS {up_sql}", [depth])
+        con.execute(f"CREATE OR REPLACE TEMP TABLE up AS {_walk_sql(False)}", [depth])
         if downstream:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE down AS {down_sql}", [depth])
+            con.execute(f"CREATE OR REPLACE TEMP TABLE down AS {_walk_sql(True)}", [depth])
         else:
             con.execute("CREATE OR REPLACE TEMP TABLE down AS SELECT * FROM up WHERE false")
-        if versioned:
-            out_match = "u.ns = e.output_namespace AND u.name = e.output_name AND u.field = e.output_field AND u.version = e.output_version_id"
-            in_match = "d.ns = e.input_namespace AND d.name = e.input_name AND d.field = e.input_field AND d.version = e.input_version_id"
-            typed = (
-                "SELECT e.*, coalesce(fo.type, e.output_field_type) AS output_type, coalesce(fi.type, e.input_field_type) AS input_type "
-                "FROM picked e LEFT JOIN hist_fields fo ON fo.version_id = e.output_version_id AND fo.field_path = e.output_field "
-                "LEFT JOIN hist_fields fi ON fi.version_id = e.input_version_id AND fi.field_path = e.input_field"
-            )
-        else:
-            out_match = "u.fid = e.out_fid"
-            in_match = "d.fid = e.in_fid"
-            typed = (
-                "SELECT e.*, coalesce(fo.type, e.output_field_type) AS output_type, coalesce(fi.type, e.input_field_type) AS input_type "
-                "FROM picked e LEFT JOIN cdf fo ON fo.namespace = e.output_namespace AND fo.name = e.output_name AND fo.field_path = e.output_field "
-                "LEFT JOIN cdf fi ON fi.namespace = e.input_namespace AND fi.name = e.input_name AND fi.field_path = e.input_field"
-            )
+        out_match = "u.ns = e.output_namespace AND u.name = e.output_name AND u.field = e.output_field AND u.version = e.output_version_id"
+        in_match = "d.ns = e.input_namespace AND d.name = e.input_name AND d.field = e.input_field AND d.version = e.input_version_id"
         rows = con.execute(
-            f"WITH picked AS (SELECT e.* FROM {edges_table} e JOIN up u ON {out_match} WHERE u.hops < ? "
-            f"UNION SELECT e.* FROM {edges_table} e JOIN down d ON {in_match} WHERE d.hops < ?) {typed}",
+            f"WITH picked AS (SELECT e.* FROM hist_edges e JOIN up u ON {out_match} WHERE u.hops < ? "
+            f"UNION SELECT e.* FROM hist_edges e JOIN down d ON {in_match} WHERE d.hops < ?) "
+            "SELECT e.*, coalesce(fo.type, e.output_field_type) AS output_type, coalesce(fi.type, e.input_field_type) AS input_type "
+            "FROM picked e LEFT JOIN hist_fields fo ON fo.version_id = e.output_version_id AND fo.field_path = e.output_field "
+            "LEFT JOIN hist_fields fi ON fi.version_id = e.input_version_id AND fi.field_path = e.input_field",
             [depth, depth],
         ).fetchall()
         header = [d[0] for d in con.description]
-        edge_rows = [dict(zip(header, r)) for r in rows]
-        return self._graph(edge_rows, versioned, hide=self.temporary if bridge else set(), keep={tuple(s[:3]) for s in seeds})
+        return [dict(zip(header, r)) for r in rows]
 
     def _graph(self, edge_rows: list[dict], versioned: bool, hide: set = frozenset(), keep: set = frozenset()) -> LineageGraph:
         def key(side: str, e: dict) -> tuple:

@@ -16,7 +16,9 @@ import duckdb
 
 from lineage_assets.identity.partitions import fold_name, load_rules
 from lineage_assets.query.column_graph import ColumnGraph
+from lineage_assets.query.job_graph import JobGraph
 from lineage_assets.query.models import Edge, LineageGraph, Node
+from lineage_assets.query.traversal import check_depth
 from lineage_assets.query.node_ids import (
     KINDS,
     NodeNotFound,
@@ -29,18 +31,12 @@ from lineage_assets.query.node_ids import (
 )
 from lineage_assets.warehouse import commits
 
-_TRAVERSE = """
-WITH RECURSIVE walk(job_id, hops) AS (
-    SELECT job_id, 0 FROM seeds
-    UNION
-    SELECT e2.job_id, w.hops + 1
-    FROM walk w
-    JOIN edges e1 ON e1.job_id = w.job_id
-    JOIN edges e2 ON e2.dataset_id = e1.dataset_id
-    WHERE w.hops < ?
-)
-SELECT job_id FROM walk GROUP BY job_id
-"""
+_READ_ERRORS = (duckdb.IOException, duckdb.InvalidInputException)  # a file missing, truncated or not Parquet
+
+
+class WarehouseReadError(OSError):
+    """A committed file could not be read (truncated, removed, unreadable). Nothing is kept of
+    the failed load: the next call reads the latest commit again."""
 
 
 class LineageQuery:
@@ -57,6 +53,7 @@ class LineageQuery:
         self._rules = load_rules()
         self._canonical: dict[tuple[str, str], tuple[str, str]] = {}  # alias -> canonical (current_aliases)
         self._aliases: dict[tuple[str, str], list[dict[str, str]]] = {}  # canonical -> its aliases
+        self._jobs = JobGraph()
 
     # ------------------------------------------------------------------ loading
 
@@ -72,12 +69,15 @@ class LineageQuery:
                 self._con.execute("BEGIN TRANSACTION")
                 self._load(commit)
                 self._con.execute("COMMIT")
-            except duckdb.IOException:
+            except duckdb.Error as exc:  # the connection is left clean whatever failed: the next call loads again
                 self._con.execute("ROLLBACK")
-                if attempt == attempts - 1:
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-                continue
+                self._seq = self._commit = None
+                if isinstance(exc, duckdb.IOException) and attempt < attempts - 1:
+                    time.sleep(0.01 * (attempt + 1))
+                    continue
+                if isinstance(exc, _READ_ERRORS):
+                    raise WarehouseReadError(f"cannot read commit {commit.seq} of {self.warehouse}: {exc}") from exc
+                raise
             self._seq = commit.seq
             self._commit = commit
             return
@@ -98,6 +98,7 @@ class LineageQuery:
         self._aliases = {}
         for a, b, c, d in rows:
             self._aliases.setdefault((c, d), []).append({"namespace": a, "name": b})
+        self._jobs = JobGraph.load(con)
         self._columns.load_current(commit)
 
     # ------------------------------------------------------------------ resolution
@@ -123,10 +124,8 @@ class LineageQuery:
 
     def _exists(self, ref: NodeRef) -> bool:
         if ref.kind == "job":
-            sql = "SELECT 1 FROM jobs WHERE job_namespace = ? AND job_name = ? LIMIT 1"
-        else:
-            sql = "SELECT 1 FROM edges WHERE dataset_namespace = ? AND dataset_name = ? LIMIT 1"
-        return self._con.execute(sql, [ref.namespace, ref.name]).fetchone() is not None
+            return self._jobs.has_job(ref.namespace, ref.name)
+        return self._jobs.has_dataset(ref.namespace, ref.name)
 
     def resolve(self, node_id: str | None = None, *, node_type: str | None = None, namespace: str | None = None, name: str | None = None) -> NodeRef:
         """A node id, or structured arguments, to the one node it names (NodeNotFound otherwise)."""
@@ -141,6 +140,8 @@ class LineageQuery:
             refs = [r for r in candidates(node_id) if r.kind in ("job", "dataset")]
             if not refs:
                 raise ValueError(f"lineage() takes a job or dataset node, not {node_id!r}")
+            if split_version(node_id)[1] is not None:
+                raise ValueError(f"lineage() answers the current graph: node id {node_id!r} names a version (#...); column_lineage() takes versions")
         return _one_match([self.canonical(r) for r in refs], self._exists, node_id, "the current lineage graph", "namespace= and name=")
 
     # ------------------------------------------------------------------ lineage
@@ -154,30 +155,12 @@ class LineageQuery:
         Temporary datasets (DESIGN.md section 10) are hidden unless `include_temporary`: a job
         that writes one gets an edge straight to each job that reads it (`bridged` in the job's
         data lists them); a temporary dataset asked for by name is shown."""
-        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-            raise ValueError(f"depth must be a non-negative integer, got {depth!r}")
+        depth = check_depth(depth)
+        _check_types(namespace=namespace, name=name, include_temporary=include_temporary)
         with self._lock:
             self._refresh()
             ref = self.resolve(node_id, node_type=node_type, namespace=namespace, name=name)
-            con = self._con
-            if ref.kind == "job":
-                con.execute("CREATE OR REPLACE TEMP TABLE seeds AS SELECT ? AS job_id", [ref.id])
-            else:
-                con.execute(
-                    "CREATE OR REPLACE TEMP TABLE seeds AS SELECT DISTINCT job_id FROM edges WHERE dataset_namespace = ? AND dataset_name = ?",
-                    [ref.namespace, ref.name],
-                )
-            job_ids = [r[0] for r in con.execute(_TRAVERSE, [depth]).fetchall()]
-            con.execute("CREATE OR REPLACE TEMP TABLE found AS SELECT unnest(?::VARCHAR[]) AS job_id", [job_ids])
-            edge_rows = con.execute(
-                "SELECT e.job_id, e.dataset_id, e.direction, e.dataset_namespace, e.dataset_name, e.component_id, e.temporary "
-                "FROM edges e JOIN found USING (job_id) ORDER BY 1, 2, 3"
-            ).fetchall()
-            job_rows = con.execute(
-                "SELECT j.job_id, j.job_namespace, j.job_name, j.version_id, j.latest_run_id, j.latest_state, "
-                "j.latest_ended_at, j.lineage_unknown, j.code_version, j.component_id, j.temporary_datasets "
-                "FROM jobs j JOIN found USING (job_id)"
-            ).fetchall()
+            job_rows, edge_rows = self._jobs.around(ref.kind, ref.namespace, ref.name, depth)
         return _graph(ref, job_rows, edge_rows, self.aliases_of, include_temporary)
 
     # ------------------------------------------------------------------ column lineage
@@ -202,8 +185,9 @@ class LineageQuery:
         by timestamp: node ids in such an answer carry `#version`. Current answers bridge fields
         through temporary datasets (A.x -> tmp.y -> B.z gives A.x for B.z, `through` tmp.y)
         unless `include_temporary`."""
-        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-            raise ValueError(f"depth must be a non-negative integer, got {depth!r}")
+        depth = check_depth(depth)
+        _check_types(namespace=namespace, name=name, field=field, dataset_version=dataset_version,
+                     with_downstream=with_downstream, include_temporary=include_temporary)
         at = _timestamp(lineage_at)
         with self._lock:
             self._refresh()
@@ -274,11 +258,7 @@ class LineageQuery:
                    "UNION ALL SELECT 1 FROM hist_edges WHERE input_namespace = ? AND input_name = ? LIMIT 1")
             params = [ref.namespace, ref.name] * 2
         else:
-            # fids holds every endpoint of a current column edge (a small table, not the edges)
-            sql = ("SELECT 1 FROM edges WHERE dataset_namespace = ? AND dataset_name = ? "
-                   "UNION ALL SELECT 1 FROM cdf WHERE namespace = ? AND name = ? "
-                   "UNION ALL SELECT 1 FROM fids WHERE ns = ? AND name = ? LIMIT 1")
-            params = [ref.namespace, ref.name] * 3
+            return self._jobs.has_dataset(ref.namespace, ref.name) or self._columns.current.has_dataset(ref.namespace, ref.name)
         return con.execute(sql, params).fetchone() is not None
 
     def current_column_edge_report(self) -> dict[str, int]:
@@ -354,6 +334,18 @@ def _bridge_temporary(edge_rows: list[tuple], keep: tuple) -> tuple[list[tuple],
     return kept, [(w, r, ids) for (w, r), ids in sorted(through.items())]
 
 
+_FLAGS = ("with_downstream", "include_temporary")
+
+
+def _check_types(**arguments) -> None:
+    """ValueError for an argument of the wrong type: the flags are booleans, the names strings (or None)."""
+    for key, value in arguments.items():
+        if key in _FLAGS and not isinstance(value, bool):
+            raise ValueError(f"{key} must be True or False, got {value!r}")
+        if key not in _FLAGS and value is not None and not isinstance(value, str):
+            raise ValueError(f"{key} must be a string, got {value!r}")
+
+
 def _timestamp(value) -> dt.datetime | None:
     """lineage_at as an aware UTC datetime (naive values and strings without an offset are UTC)."""
     if value is None:
@@ -367,7 +359,10 @@ def _timestamp(value) -> dt.datetime | None:
         value = dt.datetime.combine(value, dt.time.max)
     if not isinstance(value, dt.datetime):
         raise ValueError(f"lineage_at must be a datetime or an ISO-8601 string, got {value!r}")
-    return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
+    try:
+        return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
+    except OverflowError as exc:  # an offset that moves year 1 or 9999 out of range
+        raise ValueError(f"lineage_at {value.isoformat()} is out of the range of UTC timestamps") from exc
 
 
 def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliases_of, include_temporary: bool = True) -> LineageGraph:

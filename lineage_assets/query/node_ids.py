@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 KINDS = {"job": "JOB", "dataset": "DATASET", "datasetField": "DATASET_FIELD"}
+MAX_ID_LENGTH = 8192  # characters of a string node id
+MAX_READINGS = 500  # ways of splitting one string id at its colons (a field id with 32 colons has 496)
 
 
 def job_node(namespace: str, name: str) -> str:
@@ -59,6 +61,8 @@ def candidates(node_id: str) -> list[NodeRef]:
     """Every reading of a string id; raises ValueError when none is well formed."""
     if not isinstance(node_id, str) or not node_id:
         raise ValueError("node id must be a non-empty string like 'job:namespace:name'")
+    if len(node_id) > MAX_ID_LENGTH:
+        raise ValueError(f"node id of {len(node_id)} characters is longer than {MAX_ID_LENGTH}")
     base, version = split_version(node_id)
     kind, sep, rest = base.partition(":")
     if not sep or kind not in KINDS:
@@ -68,6 +72,12 @@ def candidates(node_id: str) -> list[NodeRef]:
     if len(parts) < need or any(p == "" for p in (parts[0], parts[-1])):
         shape = "datasetField:namespace:name:field" if kind == "datasetField" else f"{kind}:namespace:name"
         raise ValueError(f"node id {node_id!r} is not of the form {shape}")
+    readings = (len(parts) - 1) * (len(parts) - 2) // 2 if kind == "datasetField" else len(parts) - 1
+    if readings > MAX_READINGS:
+        raise ValueError(
+            f"node id {node_id[:80]!r}... has {len(parts) - 1} colons: {readings} ways to read it, more than {MAX_READINGS}; "
+            "pass namespace=, name= (and field=)"
+        )
     found = []
     if kind == "datasetField":
         for i in range(1, len(parts) - 1):
