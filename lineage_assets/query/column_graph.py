@@ -17,8 +17,9 @@ import datetime as dt
 import duckdb
 
 from lineage_assets.query.current_fields import CurrentFields
+from lineage_assets.query.field_history import WINDOW_EDGES_SQL, Window, WindowIndex
 from lineage_assets.query.models import Edge, LineageGraph, Node
-from lineage_assets.query.node_ids import NodeNotFound, NodeRef
+from lineage_assets.query.node_ids import NodeNotFound, NodeRef, field_node
 from lineage_assets.warehouse import commits
 
 EDGE_COLUMNS = (
@@ -28,7 +29,7 @@ EDGE_COLUMNS = (
     "input_declared, output_field_known, input_field_known, created_at"
 )
 
-_SHORT = {"input": "in", "output": "out"}
+WINDOWS_KEPT = 8  # indexed history windows kept per loaded history
 
 
 def _walk_sql(downstream: bool) -> str:
@@ -78,6 +79,7 @@ class ColumnGraph:
         self._history_signature: tuple | None = None
         self.temporary: set[tuple[str, str]] = set()  # (namespace, name) of the current graph's temporary datasets
         self.current = CurrentFields()
+        self._windows: dict[Window, WindowIndex] = {}
 
     # ------------------------------------------------------------------ loading
 
@@ -113,7 +115,7 @@ class ColumnGraph:
         for table, target, columns in (
             ("column_lineage", "hist_cl", f"{EDGE_COLUMNS}, run_id"),
             ("dataset_fields", "hist_fields", "version_id, namespace, name, field_path, type"),
-            ("dataset_versions", "hist_versions", "version_id, namespace, name, run_id, run_state, created_at"),
+            ("dataset_versions", "hist_versions", "version_id, namespace, name, run_id, run_state, created_at, lifecycle_state, created_date"),
             ("run_lineage", "hist_runs", "run_id, job_namespace, job_name, ended_at, output_versions"),
         ):
             con.execute(f"CREATE OR REPLACE TABLE {target} AS SELECT {columns} FROM ({commits.duckdb_relation_sql(commit, table)})")
@@ -127,6 +129,27 @@ class ColumnGraph:
             )
         con.execute(f"CREATE OR REPLACE TABLE hist_edges AS {_expand_dataset_wide('hist_cl', 'hist_fields', version_join=True)}")
         self._history_signature = signature
+        self._windows.clear()
+
+    def window_index(self, window: Window) -> WindowIndex:
+        """The column edges of the runs that ended in `window`, indexed (`field_history`); kept
+        for the last few windows of the loaded history. Call `load_history` first."""
+        found = self._windows.pop(window, None)
+        if found is None:
+            cursor = self.con.execute(WINDOW_EDGES_SQL, [window.start, window.end])
+            header = [d[0] for d in cursor.description]
+            found = WindowIndex.build([dict(zip(header, r)) for r in cursor.fetchall()])
+        self._windows[window] = found  # the most recently used last
+        while len(self._windows) > WINDOWS_KEPT:
+            self._windows.pop(next(iter(self._windows)))
+        return found
+
+    def dataset_known(self, namespace: str, name: str) -> bool:
+        """Whether the loaded history names the dataset (a version, or an edge end)."""
+        return self.con.execute(
+            "SELECT 1 FROM hist_versions WHERE namespace = $1 AND name = $2 "
+            "UNION ALL SELECT 1 FROM hist_cl WHERE input_namespace = $1 AND input_name = $2 LIMIT 1", [namespace, name],
+        ).fetchone() is not None
 
     # ------------------------------------------------------------------ existence
 
@@ -228,7 +251,7 @@ class ColumnGraph:
             return (*base, e[f"{side}_version_id"]) if versioned else base
 
         def node_id(k: tuple) -> str:
-            text = f"datasetField:{k[0]}:{k[1]}:{k[2]}"
+            text = field_node(k[0], k[1], k[2])
             return f"{text}#{k[3]}" if versioned and k[3] is not None else text
 
         nodes: dict[tuple, dict] = {}

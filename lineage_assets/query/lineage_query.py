@@ -16,6 +16,9 @@ import duckdb
 
 from lineage_assets.identity.partitions import fold_name, load_rules
 from lineage_assets.query.column_graph import ColumnGraph
+from lineage_assets.query.dataset_resource import dataset_resource
+from lineage_assets.query.field_history import Window, field_list, mappings, operations
+from lineage_assets.query.field_models import DatasetResource, FieldList, FieldMappings, FieldOperations
 from lineage_assets.query.job_graph import JobGraph
 from lineage_assets.query.models import Edge, LineageGraph, Node
 from lineage_assets.query.traversal import check_depth
@@ -26,6 +29,7 @@ from lineage_assets.query.node_ids import (
     candidates,
     dataset_node,
     dataset_node_sql,
+    field_node,
     job_node_sql,
     split_version,
 )
@@ -261,6 +265,70 @@ class LineageQuery:
             return self._jobs.has_dataset(ref.namespace, ref.name) or self._columns.current.has_dataset(ref.namespace, ref.name)
         return con.execute(sql, params).fetchone() is not None
 
+    # ------------------------------------------------------------------ field lineage over time (DESIGN.md section 8)
+
+    def fields(
+        self, namespace: str, name: str, start=None, end=None, prefix: str | None = None, include_current: bool = False,
+    ) -> FieldList:
+        """The fields of a dataset that took part in column lineage (as output or input field) in
+        runs that ended in `[start, end)`; with `include_current`, every field of its current
+        schema too (`lineage: false` when it took no part). Nested fields as dotted paths."""
+        _check_types(prefix=prefix, include_current=include_current)
+        window = Window.of(start, end)
+        with self._lock:
+            dataset = self._window_dataset(namespace, name)
+            current = self._columns.current.schemas.fields(*dataset) if include_current else None
+            return field_list(self._columns.window_index(window), dataset, prefix, current)
+
+    def field_mappings(
+        self, namespace: str, name: str, start=None, end=None, direction: str = "backward", levels: int = 1,
+    ) -> FieldMappings:
+        """Dataset-to-dataset field mappings of the runs that ended in `[start, end)`, `levels`
+        deep: backward (what fed the dataset), forward (what it fed) or both."""
+        window = Window.of(start, end)
+        with self._lock:
+            dataset = self._window_dataset(namespace, name)
+            return mappings(self._columns.window_index(window), dataset, direction, levels)
+
+    def field_operations(
+        self, namespace: str, name: str, field: str, start=None, end=None, direction: str = "backward",
+    ) -> FieldOperations:
+        """The detailed lineage of one field, one level: the fields it came from (backward) or
+        went to (forward), the operations and connections between them, and the programs (jobs
+        with every run that ended in the window)."""
+        _check_types(field=field)
+        if not field:
+            raise ValueError("field must be a non-empty string")
+        window = Window.of(start, end)
+        with self._lock:
+            dataset = self._window_dataset(namespace, name)
+            return operations(self._columns.window_index(window), (*dataset, field), direction, field_node)
+
+    def dataset(self, namespace: str, name: str) -> DatasetResource:
+        """The reference server's Dataset resource with its current column lineage
+        (`columnLineage`: that of `column_lineage(dataset, depth=1)`)."""
+        with self._lock:
+            ns, nm = self._window_dataset(namespace, name)
+            return dataset_resource(self._con, self._commit, ns, nm, self._dataset_column_lineage(ns, nm), self.aliases_of(ns, nm))
+
+    def _window_dataset(self, namespace: str, name: str) -> tuple[str, str]:
+        """A dataset named by any identifier, as its canonical (namespace, name), with the
+        history loaded; NodeNotFound when neither the current graph nor the history knows it.
+        The caller holds the lock."""
+        _check_types(namespace=namespace, name=name)
+        if not namespace or not name:
+            raise ValueError("namespace and name must be non-empty strings")
+        self._refresh()
+        self._columns.load_history(self._commit)
+        ref = self.canonical(NodeRef("dataset", namespace, name))
+        if not (self._column_node_exists(ref, False) or self._columns.dataset_known(ref.namespace, ref.name)):
+            raise NodeNotFound(f"no dataset {ref.id} in the current graph or its history")
+        return ref.namespace, ref.name
+
+    def _dataset_column_lineage(self, namespace: str, name: str) -> LineageGraph:
+        ref = NodeRef("dataset", namespace, name)
+        return self._columns.traverse(self._column_seeds(ref, None, None), 1, False, False, include_temporary=False)
+
     def current_column_edge_report(self) -> dict[str, int]:
         """Counts over the published current column edges: how many there are, how many carry a
         flag (undeclared input, field missing from its version's schema), and how many name a
@@ -334,7 +402,7 @@ def _bridge_temporary(edge_rows: list[tuple], keep: tuple) -> tuple[list[tuple],
     return kept, [(w, r, ids) for (w, r), ids in sorted(through.items())]
 
 
-_FLAGS = ("with_downstream", "include_temporary")
+_FLAGS = ("with_downstream", "include_temporary", "include_current")
 
 
 def _check_types(**arguments) -> None:

@@ -21,6 +21,10 @@ def dataset_node(namespace: str, name: str) -> str:
     return f"dataset:{namespace}:{name}"
 
 
+def field_node(namespace: str, name: str, field: str) -> str:
+    return f"datasetField:{namespace}:{name}:{field}"
+
+
 def job_node_sql(namespace: str = "job_namespace", name: str = "job_name") -> str:
     """The same id as a DuckDB expression over two columns."""
     return f"'job:' || {namespace} || ':' || {name}"

@@ -182,6 +182,28 @@ def test_spark_cll_stream_through_the_query_helper(fixture_fold):
     assert f"dataset:{CLL_NS}:default.cll_source1" in whole.ids and "dataset:file:/tmp/cll_test/cll_source1" not in whole.ids
 
 
+def test_field_operations_of_the_cll_streams_aggregated_column(fixture_fold):
+    """compat/CLL.ndjson's `agg` has four inputs and five distinct transformations: one
+    operation each, every connection naming one, the listener's job with its one run."""
+    *_, query = fixture_fold
+    answer = query.field_operations(CLL_NS, "default.tbl1", "agg", "2024-08-06T00:00:00Z", "2024-08-07T00:00:00Z")
+    sources = {n.id for n in answer.nodes if n.sourceEndPoint is not None}
+    assert sources == {f"datasetField:{CLL_NS}:default.{d}:{f}" for d, f in (("cll_source1", "a"), ("cll_source1", "b"), ("cll_source2", "c"), ("cll_source2", "a"))}
+    assert [n.id for n in answer.nodes if n.destinationEndPoint is not None] == [f"datasetField:{CLL_NS}:default.tbl1:agg"]
+    assert {(o.type, o.subtype) for o in answer.operations} == {
+        ("DIRECT", "AGGREGATION"), ("INDIRECT", "GROUP_BY"), ("INDIRECT", "JOIN"), ("INDIRECT", "FILTER"),
+    }
+    label = {n.id: f"{n.sourceEndPoint.name}.{n.label}" for n in answer.nodes if n.sourceEndPoint is not None}
+    by_source: dict[str, set[str]] = {}
+    for c in answer.connections:
+        by_source.setdefault(label[c.from_], set()).add(c.operation)
+    assert by_source["default.cll_source2.c"] == {"DIRECT:AGGREGATION"}
+    assert by_source["default.cll_source1.a"] == {"INDIRECT:GROUP_BY", "INDIRECT:JOIN", "INDIRECT:FILTER"}
+    [program] = answer.programs
+    assert program.job.name.endswith("default_tbl1") and len(program.runs) == 1
+    assert query.field_operations(CLL_NS, "default.tbl1", "agg", "2024-08-07T00:00:00Z", "2024-08-08T00:00:00Z").connections == []
+
+
 def test_shakespeare_keeps_direct_and_indirect_apart(fixture_fold):
     folded, *_, query = fixture_fold
     edges = _column_edges(folded, "/1729097570970")

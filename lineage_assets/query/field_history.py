@@ -1,0 +1,267 @@
+"""Field lineage over time (DESIGN.md section 8, after CDAP's field-level lineage store).
+
+A window `[start, end)` selects runs by their END time: a run that started before the window and
+wrote inside it changed the data inside it (CDAP selects by start time and misses it). The
+column edges of a window's runs are indexed once per window (`WindowIndex`): by (source,
+destination) dataset pair for the multi-level mappings, by field for the detailed operations.
+Every walk visits a dataset pair once, so cycles end and a mapping appears at its lowest level.
+CDAP shipped one level, kept the latest run per program and selected runs by start time; here
+levels are unbounded (up to the depth cap), every run of the window is listed, and runs are
+selected by end time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from lineage_assets.query.field_models import (
+    Connection,
+    EndPoint,
+    FieldInfo,
+    FieldList,
+    FieldMap,
+    FieldMappings,
+    FieldOperations,
+    Mapping,
+    Operation,
+    OperationNode,
+    Program,
+    ProgramRun,
+    RunRef,
+    Transformation,
+)
+from lineage_assets.query.traversal import check_depth
+
+DIRECTIONS = ("backward", "forward", "both")
+Dataset = tuple[str, str]
+FieldKey = tuple[str, str, str]
+
+# the window's column edges: hist_cl (names as they are now) joined with the runs that wrote them
+WINDOW_EDGES_SQL = (
+    "SELECT c.output_namespace, c.output_name, c.output_field, c.input_namespace, c.input_name, c.input_field, "
+    "c.transformation_type, c.transformation_subtype, c.transformation_description, c.masking, "
+    "c.legacy_transformation_type, c.legacy_transformation_description, c.run_id, r.job_namespace, r.job_name, r.ended_at "
+    "FROM hist_cl c JOIN hist_runs r USING (run_id) WHERE r.ended_at >= ? AND r.ended_at < ? "
+    "ORDER BY ALL"
+)
+EARLIEST = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
+LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc)
+
+
+# ---------------------------------------------------------------------------------- windows
+
+
+def instant(value, what: str) -> dt.datetime | None:
+    """An ISO 8601 date-time (naive means UTC) or epoch seconds, as an aware UTC datetime."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{what} must be an ISO 8601 date-time or epoch seconds, got {value!r}")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"{what} must be a finite number of epoch seconds, got {value!r}")
+        try:
+            return dt.datetime.fromtimestamp(value, dt.timezone.utc)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"{what} {value!r} is out of the range of timestamps") from exc
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return instant(float(text), what) if text.lstrip("-").replace(".", "", 1).isdigit() else _aware(dt.datetime.fromisoformat(text.replace("Z", "+00:00")), what)
+        except ValueError as exc:
+            if "out of the range" in str(exc) or "finite" in str(exc):
+                raise
+            raise ValueError(f"{what} {value!r} is neither an ISO 8601 date-time nor epoch seconds") from exc
+    if isinstance(value, dt.datetime):
+        return _aware(value, what)
+    raise ValueError(f"{what} must be an ISO 8601 date-time or epoch seconds, got {value!r}")
+
+
+def _aware(value: dt.datetime, what: str) -> dt.datetime:
+    try:
+        return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
+    except OverflowError as exc:
+        raise ValueError(f"{what} {value.isoformat()} is out of the range of UTC timestamps") from exc
+
+
+@dataclass(frozen=True)
+class Window:
+    start: dt.datetime
+    end: dt.datetime
+
+    @classmethod
+    def of(cls, start, end) -> Window:
+        """`[start, end)`; None leaves that side open. ValueError when start >= end."""
+        low, high = instant(start, "start") or EARLIEST, instant(end, "end") or LATEST
+        if low >= high:
+            raise ValueError(f"the window's start ({low.isoformat()}) must be before its end ({high.isoformat()})")
+        return cls(low, high)
+
+
+# ---------------------------------------------------------------------------------- the index
+
+
+def _transformation(row: dict) -> Transformation:
+    if row["transformation_type"] is not None or row["transformation_subtype"] is not None:
+        return Transformation(type=row["transformation_type"], subtype=row["transformation_subtype"],
+                              description=row["transformation_description"], masking=row["masking"])
+    return Transformation(type=row["legacy_transformation_type"], description=row["legacy_transformation_description"])
+
+
+@dataclass
+class _Pair:
+    fieldmap: dict[tuple[str, str | None], list[Transformation]] = field(default_factory=dict)
+    runs: dict[str, RunRef] = field(default_factory=dict)
+
+
+@dataclass
+class WindowIndex:
+    """The column edges of the runs that ended in one window, indexed."""
+
+    pairs: dict[tuple[Dataset, Dataset], _Pair] = field(default_factory=dict)  # (source, destination) -> its mappings
+    sources: dict[Dataset, set[Dataset]] = field(default_factory=lambda: defaultdict(set))
+    destinations: dict[Dataset, set[Dataset]] = field(default_factory=lambda: defaultdict(set))
+    fields: dict[Dataset, set[str]] = field(default_factory=lambda: defaultdict(set))  # fields with lineage
+    into: dict[FieldKey, list[dict]] = field(default_factory=lambda: defaultdict(list))  # output field -> its edges
+    out_of: dict[FieldKey, list[dict]] = field(default_factory=lambda: defaultdict(list))  # input field -> its edges
+
+    @classmethod
+    def build(cls, rows: list[dict]) -> WindowIndex:
+        index = cls()
+        for row in rows:
+            src: Dataset = (row["input_namespace"], row["input_name"])
+            dst: Dataset = (row["output_namespace"], row["output_name"])
+            pair = index.pairs.setdefault((src, dst), _Pair())
+            transformations = pair.fieldmap.setdefault((row["input_field"], row["output_field"]), [])
+            t = _transformation(row)
+            if t.type is not None or t.description is not None or t.subtype is not None:
+                if t not in transformations:
+                    transformations.append(t)
+            pair.runs.setdefault(row["run_id"], RunRef(
+                runId=row["run_id"], job=EndPoint(namespace=row["job_namespace"], name=row["job_name"]), endedAt=iso(row["ended_at"]),
+            ))
+            index.sources[dst].add(src)
+            index.destinations[src].add(dst)
+            index.fields[src].add(row["input_field"])
+            if row["output_field"] is not None:
+                index.fields[dst].add(row["output_field"])
+                index.into[(*dst, row["output_field"])].append(row)
+            index.out_of[(*src, row["input_field"])].append(row)
+        return index
+
+
+def iso(value: dt.datetime) -> str:
+    return value.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+# ---------------------------------------------------------------------------------- queries
+
+
+def field_list(index: WindowIndex, dataset: Dataset, prefix: str | None, current: list[str] | None) -> FieldList:
+    """The fields of `dataset` with lineage in the window; with `current` (the current schema's
+    fields), those without lineage too, as `lineage: false`. `prefix`: case-insensitive."""
+    with_lineage = index.fields.get(dataset, set())
+    names = set(with_lineage) | set(current or [])
+    if prefix is not None:
+        names = {n for n in names if n.lower().startswith(prefix.lower())}
+    return FieldList([FieldInfo(name=n, lineage=n in with_lineage) for n in sorted(names)])
+
+
+def mappings(index: WindowIndex, dataset: Dataset, direction: str, levels: int) -> FieldMappings:
+    """The multi-level mappings around `dataset`: level 1 the pairs with `dataset` as destination
+    (backward) or source (forward); level k+1 those of each dataset newly reached at level k.
+    A pair appears once, at its lowest level; a dataset is expanded once (cycles end)."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    if check_depth(levels) < 1:
+        raise ValueError(f"levels must be at least 1, got {levels}")
+    out: list[Mapping] = []
+    for way in ("backward", "forward") if direction == "both" else (direction,):
+        neighbours = index.sources if way == "backward" else index.destinations
+        frontier, expanded, seen = [dataset], {dataset}, set()
+        for level in range(1, levels + 1):
+            reached = []
+            for here in frontier:
+                for there in sorted(neighbours.get(here, ())):
+                    pair = (there, here) if way == "backward" else (here, there)
+                    if pair in seen:
+                        continue
+                    seen.add(pair)
+                    out.append(_mapping(index, pair, way, level))
+                    if there not in expanded:
+                        expanded.add(there)
+                        reached.append(there)
+            if not reached:
+                break
+            frontier = reached
+    return FieldMappings(out)
+
+
+def _mapping(index: WindowIndex, pair: tuple[Dataset, Dataset], way: str, level: int) -> Mapping:
+    found = index.pairs[pair]
+    return Mapping(
+        direction=way, source=EndPoint(namespace=pair[0][0], name=pair[0][1]), destination=EndPoint(namespace=pair[1][0], name=pair[1][1]),
+        level=level,
+        fieldmap=[FieldMap(from_=a, to=b, transformations=t) for (a, b), t in sorted(found.fieldmap.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))],
+        runs=sorted(found.runs.values(), key=lambda r: (r.endedAt, r.runId)),
+    )
+
+
+def operations(index: WindowIndex, key: FieldKey, direction: str, field_id) -> FieldOperations:
+    """One level of detailed lineage of one field: its input fields (backward) or the fields it
+    feeds (forward), each transformation an operation, each edge a connection naming it, and the
+    jobs that did it with every run in the window. `field_id(ns, name, field)` makes node ids."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    rows = []
+    if direction in ("backward", "both"):
+        rows += index.into.get(key, [])
+    if direction in ("forward", "both"):
+        rows += index.out_of.get(key, [])
+    nodes: dict[str, OperationNode] = {}
+    ops: dict[Transformation, Operation] = {}
+    connections: dict[tuple[str, str, str], Connection] = {}
+    programs: dict[Dataset, dict[str, ProgramRun]] = defaultdict(dict)
+
+    def node(ns: str, name: str, fld: str | None, side: str) -> str:
+        label = fld if fld is not None else "*"
+        node_id = field_id(ns, name, label)
+        current = nodes.setdefault(node_id, OperationNode(id=node_id, label=label))
+        setattr(current, "sourceEndPoint" if side == "source" else "destinationEndPoint", EndPoint(namespace=ns, name=name))
+        return node_id
+
+    for row in sorted(rows, key=lambda r: (r["input_namespace"], r["input_name"], r["input_field"], r["output_namespace"],
+                                           r["output_name"], r["output_field"] or "", r["run_id"])):
+        source = node(row["input_namespace"], row["input_name"], row["input_field"], "source")
+        destination = node(row["output_namespace"], row["output_name"], row["output_field"], "destination")
+        op = _operation(ops, _transformation(row))
+        connections.setdefault((source, destination, op.name), Connection(from_=source, to=destination, operation=op.name))
+        programs[(row["job_namespace"], row["job_name"])][row["run_id"]] = ProgramRun(runId=row["run_id"], endedAt=iso(row["ended_at"]))
+    return FieldOperations(
+        nodes=[nodes[k] for k in sorted(nodes)],
+        operations=sorted(ops.values(), key=lambda o: o.name),
+        connections=sorted(connections.values(), key=lambda c: (c.from_, c.to, c.operation)),
+        programs=[
+            Program(job=EndPoint(namespace=job[0], name=job[1]), runs=sorted(runs.values(), key=lambda r: (r.endedAt, r.runId)),
+                    lastExecutedAt=max(r.endedAt for r in runs.values()))
+            for job, runs in sorted(programs.items())
+        ],
+    )
+
+
+def _operation(ops: dict[Transformation, Operation], t: Transformation) -> Operation:
+    """The operation of a distinct transformation (type, subtype, description, masking), named
+    `TYPE:SUBTYPE` (`:MASKED` when masking), numbered when two differ only in description."""
+    if t in ops:
+        return ops[t]
+    base = ":".join(p for p in (t.type or "UNKNOWN", t.subtype) if p) + (":MASKED" if t.masking else "")
+    taken = {o.name for o in ops.values()}
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}#{n}"
+    ops[t] = Operation(name=name, description=t.description, type=t.type, subtype=t.subtype, masking=t.masking)
+    return ops[t]

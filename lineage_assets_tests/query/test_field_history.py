@@ -1,0 +1,210 @@
+"""Field lineage over time (DESIGN.md section 8): the CDAP design's own example, windows that
+select runs by end time, detailed operations, the dataset resource.
+
+`Employee` is built from `Person`, `HR` and `Skills`; `Person` itself is rebuilt inside the
+window from `Crm`; `Report` reads `Employee`. `Boundary` is written by three runs that end
+exactly at the window's start, inside it after starting before it, and exactly at its end.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lineage_assets import LineageQuery, NodeNotFound
+from lineage_assets_tests.support import ds, fold_stream, publish_current, run_event
+
+SCHEDULE_SECONDS = 40
+
+NS = "postgres://hr.example.com:5432"
+START, END = "2024-06-01T00:00:00Z", "2024-06-02T00:00:00Z"
+NARROW_START = "2024-06-01T03:00:00Z"  # after Person's rebuild (02:00), at Employee's build (03:00)
+
+
+def _t(day: int, hour: int, minute: int = 0) -> str:
+    return f"2024-06-{day:02d}T{hour:02d}:{minute:02d}:00Z"
+
+
+def _tr(type_: str, subtype: str, description: str = "", masking: bool = False) -> dict:
+    return {"type": type_, "subtype": subtype, "description": description, "masking": masking}
+
+
+ADDRESS = {"name": "address", "type": "struct", "fields": [{"name": "street", "type": "string"}, {"name": "city", "type": "string"}]}
+
+
+def _out(name: str, fields: list[str], mapping: dict[str, list[tuple[str, str, list[dict]]]], extra: tuple[dict, ...] = ()) -> dict:
+    schema = {"fields": [{"name": f, "type": "string"} for f in fields] + list(extra)}
+    return ds(name, namespace=NS, schema=schema, columnLineage={"fields": {
+        out: {"inputFields": [{"namespace": NS, "name": d, "field": f, "transformations": t} for d, f, t in inputs]}
+        for out, inputs in mapping.items()
+    }})
+
+
+def _in(name: str, fields: list[str]) -> dict:
+    return ds(name, namespace=NS, schema={"fields": [{"name": f, "type": "string"} for f in fields]})
+
+
+CONCAT = _tr("DIRECT", "TRANSFORMATION", "concat(first_name, ' ', last_name)")
+IDENTITY = _tr("DIRECT", "IDENTITY")
+MASK = _tr("DIRECT", "TRANSFORMATION", "sha2(ssn)", masking=True)
+FILTER = _tr("INDIRECT", "FILTER", "where active")
+
+
+def _stream() -> list[dict]:
+    person_fields = ["first_name", "last_name", "ssn", "person_id"]
+    return [
+        # Person rebuilt from Crm inside the window
+        run_event(_t(1, 2), "COMPLETE", "p1", "person_builder", [_in("Crm", ["fname", "lname", "ssn", "id"])], [
+            _out("Person", person_fields, {"first_name": [("Crm", "fname", [IDENTITY])], "last_name": [("Crm", "lname", [IDENTITY])],
+                                           "ssn": [("Crm", "ssn", [IDENTITY])], "person_id": [("Crm", "id", [IDENTITY])]},
+                 extra=(ADDRESS,)),  # a nested field that takes part in no lineage
+        ], job_namespace=NS),
+        # Employee from Person, HR and Skills: a concatenated name, a masked hash, a filter
+        run_event(_t(1, 3), "COMPLETE", "e1", "employee_builder", [
+            _in("Person", person_fields), _in("HR", ["dept", "active"]), _in("Skills", ["skill_name"]),
+        ], [
+            _out("Employee", ["name", "ssn_hash", "department", "skill"], {
+                "name": [("Person", "first_name", [CONCAT]), ("Person", "last_name", [CONCAT]), ("HR", "active", [FILTER])],
+                "ssn_hash": [("Person", "ssn", [MASK])],
+                "department": [("HR", "dept", [IDENTITY])],
+                "skill": [("Skills", "skill_name", [IDENTITY])],
+            }),
+        ], job_namespace=NS),
+        # Report reads Employee
+        run_event(_t(1, 4), "COMPLETE", "r1", "reporting", [_in("Employee", ["name", "department"])], [
+            _out("Report", ["headcount"], {"headcount": [("Employee", "name", [_tr("INDIRECT", "AGGREGATION", "count(*)")])]}),
+        ], job_namespace=NS),
+        # the window's edges: a run ending at its start (in), one spanning its start (in), one ending at its end (out)
+        run_event(START, "COMPLETE", "b_start", "at_start", [_in("Early", ["x"])], [_out("Boundary", ["v"], {"v": [("Early", "x", [IDENTITY])]})], job_namespace=NS),
+        run_event("2024-05-31T23:00:00Z", "START", "b_span", "spanning", [_in("Spanning", ["y"])], [], job_namespace=NS),
+        run_event(_t(1, 1), "COMPLETE", "b_span", "spanning", [], [_out("Boundary", ["v"], {"v": [("Spanning", "y", [IDENTITY])]})], job_namespace=NS),
+        run_event(END, "COMPLETE", "b_end", "at_end", [_in("Late", ["z"])], [_out("Boundary", ["v"], {"v": [("Late", "z", [IDENTITY])]})], job_namespace=NS),
+    ]
+
+
+@pytest.fixture(scope="module")
+def query(spark, tmp_path_factory):
+    folded = fold_stream(spark, _stream())
+    warehouse = tmp_path_factory.mktemp("field_history_wh")
+    publish_current(spark, folded.state, str(warehouse), folded=folded)
+    with LineageQuery(str(warehouse)) as q:
+        yield q
+
+
+def _pairs(answer, level: int | None = None) -> set[tuple[str, str, int]]:
+    return {(m.source.name, m.destination.name, m.level) for m in answer.root if level is None or m.level == level}
+
+
+def test_backward_level_one_gives_the_three_sources_of_employee(query):
+    answer = query.field_mappings(NS, "Employee", START, END)
+    assert _pairs(answer) == {("Person", "Employee", 1), ("HR", "Employee", 1), ("Skills", "Employee", 1)}
+    person = next(m for m in answer.root if m.source.name == "Person")
+    assert {(f.from_, f.to) for f in person.fieldmap} == {("first_name", "name"), ("last_name", "name"), ("ssn", "ssn_hash")}
+    masked = next(f for f in person.fieldmap if f.to == "ssn_hash")
+    assert [t.model_dump() for t in masked.transformations] == [MASK]  # masking and description kept
+    assert [r.runId for r in person.runs] and person.runs[0].job.name == "employee_builder"
+    dumped = answer.model_dump()
+    assert dumped[0]["fieldmap"][0].keys() == {"from", "to", "transformations"}
+
+
+def test_level_two_adds_the_rebuild_of_person_from_crm(query):
+    answer = query.field_mappings(NS, "Employee", START, END, levels=2)
+    assert _pairs(answer, 2) == {("Crm", "Person", 2)}
+    assert _pairs(answer, 1) == _pairs(query.field_mappings(NS, "Employee", START, END), 1)
+    assert _pairs(query.field_mappings(NS, "Employee", START, END, levels=20)) == _pairs(answer)  # nothing further back
+
+
+def test_a_window_that_excludes_the_rebuild_of_person_drops_level_two(query):
+    answer = query.field_mappings(NS, "Employee", NARROW_START, END, levels=2)
+    assert _pairs(answer, 2) == set()
+    assert _pairs(answer, 1) == {("Person", "Employee", 1), ("HR", "Employee", 1), ("Skills", "Employee", 1)}  # 03:00 is at the start: in
+
+
+def test_forward_from_person_finds_employee_and_what_reads_it(query):
+    answer = query.field_mappings(NS, "Person", START, END, direction="forward", levels=3)
+    assert _pairs(answer) == {("Person", "Employee", 1), ("Employee", "Report", 2)}
+    both = query.field_mappings(NS, "Person", START, END, direction="both", levels=3)
+    assert {(m.direction, m.source.name, m.destination.name) for m in both.root} == {
+        ("forward", "Person", "Employee"), ("forward", "Employee", "Report"), ("backward", "Crm", "Person"),
+    }
+
+
+def test_window_boundaries_select_runs_by_end_time(query):
+    sources = {m.source.name for m in query.field_mappings(NS, "Boundary", START, END).root}
+    assert sources == {"Early", "Spanning"}  # ended at start: in; started before and ended inside: in; ended at end: out
+    assert {m.source.name for m in query.field_mappings(NS, "Boundary", END, "2024-06-03T00:00:00Z").root} == {"Late"}
+    epoch_start, epoch_end = 1717200000, 1717286400  # the same window in epoch seconds
+    assert query.field_mappings(NS, "Boundary", epoch_start, epoch_end) == query.field_mappings(NS, "Boundary", START, END)
+
+
+@pytest.mark.parametrize("start, end", [(END, START), (START, START), ("not a time", END), (START, float("nan"))])
+def test_a_bad_window_is_a_value_error(query, start, end):
+    with pytest.raises(ValueError):
+        query.field_mappings(NS, "Employee", start, end)
+
+
+def test_an_unknown_dataset_is_not_found_and_bad_arguments_are_value_errors(query):
+    with pytest.raises(NodeNotFound):
+        query.field_mappings(NS, "Nobody", START, END)
+    with pytest.raises(ValueError, match="direction"):
+        query.field_mappings(NS, "Employee", START, END, direction="sideways")
+    with pytest.raises(ValueError, match="levels"):
+        query.field_mappings(NS, "Employee", START, END, levels=0)
+
+
+def test_fields_lists_lineage_fields_and_on_request_the_current_schema(query):
+    assert [f.model_dump() for f in query.fields(NS, "Person", START, END).root] == [
+        {"name": n, "lineage": True} for n in ("first_name", "last_name", "person_id", "ssn")
+    ]
+    assert [f.name for f in query.fields(NS, "Person", START, END, prefix="LAST").root] == ["last_name"]
+    assert {f.name: f.lineage for f in query.fields(NS, "HR", START, END, include_current=True).root} == {"dept": True, "active": True}
+    with_current = {f.name: f.lineage for f in query.fields(NS, "Person", START, END, include_current=True).root}
+    assert {n: v for n, v in with_current.items() if not v} == {"address": False, "address.street": False, "address.city": False}
+    assert all(with_current[n] for n in ("first_name", "last_name", "person_id", "ssn"))
+    assert "address.city" not in {f.name for f in query.fields(NS, "Person", START, END).root}
+    # Employee's fields are all outputs of lineage; Skills has no current schema beyond its one field
+    assert {f.name for f in query.fields(NS, "Employee", START, END).root} == {"name", "ssn_hash", "department", "skill"}
+
+
+def test_field_operations_of_a_multi_input_multi_transformation_field(query):
+    answer = query.field_operations(NS, "Employee", "name", START, END)
+    nodes = {n.id: n for n in answer.nodes}
+    assert set(nodes) == {f"datasetField:{NS}:{d}:{f}" for d, f in (("Person", "first_name"), ("Person", "last_name"), ("HR", "active"), ("Employee", "name"))}
+    assert nodes[f"datasetField:{NS}:Employee:name"].destinationEndPoint.name == "Employee"
+    assert nodes[f"datasetField:{NS}:HR:active"].sourceEndPoint.name == "HR"
+    assert {(o.type, o.subtype, o.description) for o in answer.operations} == {
+        ("DIRECT", "TRANSFORMATION", CONCAT["description"]), ("INDIRECT", "FILTER", FILTER["description"]),
+    }
+    names = {o.name for o in answer.operations}
+    assert {c.operation for c in answer.connections} == names and len(answer.connections) == 3
+    assert [p.job.name for p in answer.programs] == ["employee_builder"] and answer.programs[0].runs
+    masked = query.field_operations(NS, "Employee", "ssn_hash", START, END)
+    assert [(o.masking, o.name) for o in masked.operations] == [(True, "DIRECT:TRANSFORMATION:MASKED")]
+
+
+def test_backward_and_forward_are_mirror_images_on_a_two_job_chain(query):
+    # Crm.fname -> Person.first_name -> Employee.name
+    forward = query.field_operations(NS, "Person", "first_name", START, END, direction="forward")
+    backward = query.field_operations(NS, "Employee", "name", START, END)
+    edge = (f"datasetField:{NS}:Person:first_name", f"datasetField:{NS}:Employee:name")
+    assert edge in {(c.from_, c.to) for c in forward.connections} and edge in {(c.from_, c.to) for c in backward.connections}
+    back_of_person = query.field_operations(NS, "Person", "first_name", START, END)
+    forward_of_crm = query.field_operations(NS, "Crm", "fname", START, END, direction="forward")
+    assert back_of_person == forward_of_crm
+
+
+def test_dataset_resource_carries_the_column_lineage_of_a_depth_one_answer(query):
+    resource = query.dataset(NS, "Employee")
+    assert resource.id.name == "Employee" and resource.physicalName == "Employee" and resource.type == "DB_TABLE"
+    assert [f.name for f in resource.fields] == ["name", "ssn_hash", "department", "skill"]
+    assert resource.currentVersion and resource.lastModifiedAt and resource.createdAt
+    assert "schema" in resource.facets and "columnLineage" in resource.facets
+    graph = query.column_lineage(f"dataset:{NS}:Employee", depth=1)
+    expected = {
+        n.data["field"]: sorted((i["dataset"], i["field"]) for i in n.data["inputFields"])
+        for n in graph.graph if n.data["dataset"] == "Employee" and n.data["inputFields"]
+    }
+    assert {e.name: sorted((i.dataset, i.field) for i in e.inputFields) for e in resource.columnLineage} == expected
+    name = next(e for e in resource.columnLineage if e.name == "name")
+    assert {(i.field, i.transformationType) for i in name.inputFields} == {("first_name", "DIRECT"), ("last_name", "DIRECT"), ("active", "INDIRECT")}
+    with pytest.raises(NodeNotFound):
+        query.dataset(NS, "Nobody")
