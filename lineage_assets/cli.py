@@ -48,20 +48,14 @@ def _ingest(settings: LineageSettings) -> int:
 
 def _query(args, warehouse: str) -> int:
     from lineage_assets import LineageQuery, NodeNotFound
-    from lineage_assets.query.render import as_json, as_tree
+    from lineage_assets.query.render import as_json, as_table, as_tree
 
     if not Path(warehouse).is_dir():
         print(f"error: warehouse {warehouse} does not exist (run `lineage-assets ingest` or `make demo` first)", file=sys.stderr)
         return 2
     try:
         with LineageQuery(warehouse) as query:
-            if args.question == "lineage":
-                graph = query.lineage(args.node, depth=args.depth, include_temporary=args.include_temporary)
-            else:
-                graph = query.column_lineage(
-                    args.node, depth=args.depth, with_downstream=args.downstream, dataset_version=args.version, lineage_at=args.at,
-                    include_temporary=args.include_temporary,
-                )
+            answer = _ask(query, args)
     except NodeNotFound as exc:
         print(f"not found: {exc}", file=sys.stderr)
         return 3
@@ -71,8 +65,32 @@ def _query(args, warehouse: str) -> int:
     except OSError as exc:  # WarehouseReadError: a committed file could not be read
         print(f"error: {exc}", file=sys.stderr)
         return 4
-    print(as_tree(graph) if args.tree else as_json(graph))
+    if getattr(args, "tree", False):
+        print(as_tree(answer))
+    elif getattr(args, "table", False):
+        print(as_table(answer))
+    else:
+        print(as_json(answer))
     return 0
+
+
+def _ask(query, args):
+    """The answer to a `lineage-assets query` question."""
+    question = args.question
+    if question == "lineage":
+        return query.lineage(args.node, depth=args.depth, include_temporary=args.include_temporary)
+    if question == "column-lineage":
+        return query.column_lineage(
+            args.node, depth=args.depth, with_downstream=args.downstream, dataset_version=args.version, lineage_at=args.at,
+            include_temporary=args.include_temporary,
+        )
+    if question == "fields":
+        return query.fields(args.namespace, args.name, args.start, args.end, prefix=args.prefix, include_current=args.include_current)
+    if question == "field-mappings":
+        return query.field_mappings(args.namespace, args.name, args.start, args.end, direction=args.direction, levels=args.levels)
+    if question == "field-operations":
+        return query.field_operations(args.namespace, args.name, args.field, args.start, args.end, direction=args.direction)
+    return query.dataset(args.namespace, args.name)
 
 
 def _partition_rules(names: list[list[str]]) -> int:
@@ -128,9 +146,28 @@ def main(argv: list[str] | None = None) -> int:
     when.add_argument("--at", default=None, help="point in time (ISO-8601, UTC unless an offset is given)")
     when.add_argument("--version", default=None, help="point in time by dataset version id")
     for q in (q_lineage, q_column):
-        q.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
         q.add_argument("--tree", action="store_true", help="print an indented tree instead of JSON")
         q.add_argument("--include-temporary", action="store_true", help="show temporary datasets instead of bridging them")
+    q_fields = q_sub.add_parser("fields", help="a dataset's fields with column lineage in a time window (CDAP)")
+    q_mappings = q_sub.add_parser("field-mappings", help="dataset-to-dataset field mappings in a time window, several levels (CDAP)")
+    q_operations = q_sub.add_parser("field-operations", help="the detailed operations behind one field in a time window (CDAP)")
+    q_dataset = q_sub.add_parser("dataset", help="the dataset resource with its column lineage")
+    for q in (q_fields, q_mappings, q_operations, q_dataset):
+        q.add_argument("namespace")
+        q.add_argument("name")
+    q_operations.add_argument("field")
+    for q in (q_fields, q_mappings, q_operations):
+        q.add_argument("--start", default=None, help="window start, inclusive: ISO 8601 (UTC unless an offset is given) or epoch seconds")
+        q.add_argument("--end", default=None, help="window end, exclusive; runs are selected by their end time")
+    for q in (q_mappings, q_operations):
+        q.add_argument("--direction", choices=("backward", "forward", "both"), default="backward")
+    q_mappings.add_argument("--levels", type=int, default=1, help="how many dataset hops (default 1)")
+    q_fields.add_argument("--prefix", default=None, help="only fields starting with this (case-insensitive)")
+    q_fields.add_argument("--include-current", action="store_true", help="also the current schema's fields without lineage")
+    for q in (q_fields, q_mappings, q_operations, q_dataset):
+        q.add_argument("--table", action="store_true", help="print a readable table instead of JSON")
+    for q in (q_lineage, q_column, q_fields, q_mappings, q_operations, q_dataset):
+        q.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
 
     p_rules = sub.add_parser(
         "partition-rules", help="the partition rules in force (LINEAGE_PARTITION_RULES, else the defaults), as JSON",

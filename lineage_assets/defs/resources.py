@@ -143,6 +143,18 @@ class LineageQueryResource(ConfigurableResource):
     def column_lineage(self, *args, **kwargs):
         return self.query().column_lineage(*args, **kwargs)
 
+    def fields(self, *args, **kwargs):
+        return self.query().fields(*args, **kwargs)
+
+    def field_mappings(self, *args, **kwargs):
+        return self.query().field_mappings(*args, **kwargs)
+
+    def field_operations(self, *args, **kwargs):
+        return self.query().field_operations(*args, **kwargs)
+
+    def dataset(self, *args, **kwargs):
+        return self.query().dataset(*args, **kwargs)
+
     def current_column_edge_report(self) -> dict[str, int]:
         return self.query().current_column_edge_report()
 

@@ -4,11 +4,50 @@ from __future__ import annotations
 
 import json
 
+from pydantic import BaseModel
+
+from lineage_assets.query.field_models import DatasetResource, FieldList, FieldMappings, FieldOperations
 from lineage_assets.query.models import LineageGraph
 
 
-def as_json(graph: LineageGraph) -> str:
-    return json.dumps(graph.model_dump(mode="json"), indent=2, ensure_ascii=False, default=str)
+def as_json(answer: BaseModel) -> str:
+    return json.dumps(answer.model_dump(mode="json"), indent=2, ensure_ascii=False, default=str)
+
+
+def _how(transformations) -> str:
+    return ", ".join(
+        ":".join(p for p in (t.type, t.subtype) if p) + (" masked" if t.masking else "") + (f" ({t.description})" if t.description else "")
+        for t in transformations
+    )
+
+
+def as_table(answer: BaseModel) -> str:
+    """A readable text table of a field-lineage answer or a dataset resource."""
+    if isinstance(answer, FieldList):
+        rows = [f"{f.name}\t{'lineage' if f.lineage else '-'}" for f in answer.root]
+        return "\n".join(rows) or "(no fields)"
+    if isinstance(answer, FieldMappings):
+        lines = []
+        for m in answer.root:
+            lines.append(f"{m.direction} level {m.level}: {m.source.namespace}:{m.source.name} -> {m.destination.namespace}:{m.destination.name}"
+                         f"  ({len(m.runs)} run(s), last {m.runs[-1].endedAt if m.runs else '-'})")
+            lines += [f"    {f.from_} -> {f.to if f.to is not None else '* (whole dataset)'}" + (f"  [{_how(f.transformations)}]" if f.transformations else "")
+                      for f in m.fieldmap]
+        return "\n".join(lines) or "(no mappings)"
+    if isinstance(answer, FieldOperations):
+        lines = [f"{c.from_} -> {c.to}  [{c.operation}]" for c in answer.connections]
+        lines += [f"operation {o.name}: {o.description or ''}" for o in answer.operations]
+        lines += [f"program {p.job.namespace}:{p.job.name}: {len(p.runs)} run(s), last {p.lastExecutedAt}" for p in answer.programs]
+        return "\n".join(lines) or "(no operations)"
+    if isinstance(answer, DatasetResource):
+        lines = [f"{answer.namespace}:{answer.name} ({answer.type}) current version {answer.currentVersion}, modified {answer.lastModifiedAt}"]
+        lines += [f"  field {f.name}: {f.type or '?'}" + (f" - {f.description}" if f.description else "") for f in answer.fields]
+        for entry in answer.columnLineage:
+            sources = ", ".join(f"{i.namespace}:{i.dataset}.{i.field}" + (f" ({i.transformationType})" if i.transformationType else "")
+                                for i in entry.inputFields)
+            lines.append(f"  {entry.name} <- {sources}")
+        return "\n".join(lines)
+    raise TypeError(f"no table rendering for {type(answer).__name__}")
 
 
 def as_tree(graph: LineageGraph, roots: list[str] | None = None) -> str:

@@ -8,6 +8,8 @@ exactly at the window's start, inside it after starting before it, and exactly a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lineage_assets import LineageQuery, NodeNotFound
@@ -208,3 +210,27 @@ def test_dataset_resource_carries_the_column_lineage_of_a_depth_one_answer(query
     assert {(i.field, i.transformationType) for i in name.inputFields} == {("first_name", "DIRECT"), ("last_name", "DIRECT"), ("active", "INDIRECT")}
     with pytest.raises(NodeNotFound):
         query.dataset(NS, "Nobody")
+
+
+def test_the_command_line_answers_as_the_helper_does(query, capsys):
+    from lineage_assets.cli import main
+
+    asks = {
+        ("fields", NS, "Person", "--start", START, "--end", END, "--include-current"):
+            query.fields(NS, "Person", START, END, include_current=True),
+        ("field-mappings", NS, "Employee", "--start", START, "--end", END, "--levels", "2"):
+            query.field_mappings(NS, "Employee", START, END, levels=2),
+        ("field-operations", NS, "Employee", "name", "--start", START, "--end", END):
+            query.field_operations(NS, "Employee", "name", START, END),
+        ("dataset", NS, "Employee"): query.dataset(NS, "Employee"),
+    }
+    for argv, expected in asks.items():
+        assert main(["query", *argv, "--warehouse", query.warehouse]) == 0
+        assert json.loads(capsys.readouterr().out) == expected.model_dump(mode="json")
+    assert main(["query", "field-mappings", NS, "Employee", "--start", START, "--end", END, "--levels", "2", "--table",
+                 "--warehouse", query.warehouse]) == 0
+    table = capsys.readouterr().out
+    assert f"backward level 2: {NS}:Crm -> {NS}:Person" in table and "first_name -> name" in table
+    assert main(["query", "field-mappings", NS, "Nobody", "--warehouse", query.warehouse]) == 3
+    assert main(["query", "fields", NS, "Employee", "--start", END, "--end", START, "--warehouse", query.warehouse]) == 2
+    assert "must be before its end" in capsys.readouterr().err
