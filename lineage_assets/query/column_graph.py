@@ -17,7 +17,7 @@ import datetime as dt
 import duckdb
 
 from lineage_assets.query.current_fields import CurrentFields
-from lineage_assets.query.field_history import WINDOW_EDGES_SQL, Window, WindowIndex
+from lineage_assets.query.field_history import WINDOW_EDGES_SQL, WINDOW_RUNS_SQL, Window, WindowIndex
 from lineage_assets.query.models import Edge, LineageGraph, Node
 from lineage_assets.query.node_ids import NodeNotFound, NodeRef, field_node
 from lineage_assets.warehouse import commits
@@ -29,7 +29,7 @@ EDGE_COLUMNS = (
     "input_declared, output_field_known, input_field_known, created_at"
 )
 
-WINDOWS_KEPT = 8  # indexed history windows kept per loaded history
+WINDOWS_KEPT = 4  # indexed history windows kept per loaded history
 
 
 def _walk_sql(downstream: bool) -> str:
@@ -80,6 +80,7 @@ class ColumnGraph:
         self.temporary: set[tuple[str, str]] = set()  # (namespace, name) of the current graph's temporary datasets
         self.current = CurrentFields()
         self._windows: dict[Window, WindowIndex] = {}
+        self._window_tables = 0  # windows indexed so far (names their runs tables)
 
     # ------------------------------------------------------------------ loading
 
@@ -129,20 +130,27 @@ class ColumnGraph:
             )
         con.execute(f"CREATE OR REPLACE TABLE hist_edges AS {_expand_dataset_wide('hist_cl', 'hist_fields', version_join=True)}")
         self._history_signature = signature
-        self._windows.clear()
+        for kept in list(self._windows):
+            self._drop_window(kept)
 
     def window_index(self, window: Window) -> WindowIndex:
         """The column edges of the runs that ended in `window`, indexed (`field_history`); kept
         for the last few windows of the loaded history. Call `load_history` first."""
         found = self._windows.pop(window, None)
         if found is None:
+            self._window_tables += 1
+            table = f"window_runs_{self._window_tables}"
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {WINDOW_RUNS_SQL}", [window.start, window.end])
             cursor = self.con.execute(WINDOW_EDGES_SQL, [window.start, window.end])
             header = [d[0] for d in cursor.description]
-            found = WindowIndex.build([dict(zip(header, r)) for r in cursor.fetchall()])
+            found = WindowIndex.build([dict(zip(header, r)) for r in cursor.fetchall()], table)
         self._windows[window] = found  # the most recently used last
         while len(self._windows) > WINDOWS_KEPT:
-            self._windows.pop(next(iter(self._windows)))
+            self._drop_window(next(iter(self._windows)))
         return found
+
+    def _drop_window(self, window: Window) -> None:
+        self.con.execute(f"DROP TABLE IF EXISTS {self._windows.pop(window).runs_table}")
 
     def dataset_known(self, namespace: str, name: str) -> bool:
         """Whether the loaded history names the dataset (a version, or an edge end)."""

@@ -17,6 +17,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import duckdb
+
 from lineage_assets.query.field_models import (
     Connection,
     EndPoint,
@@ -39,14 +41,21 @@ DIRECTIONS = ("backward", "forward", "both")
 Dataset = tuple[str, str]
 FieldKey = tuple[str, str, str]
 
-# the window's column edges: hist_cl (names as they are now) joined with the runs that wrote them
-WINDOW_EDGES_SQL = (
-    "SELECT c.output_namespace, c.output_name, c.output_field, c.input_namespace, c.input_name, c.input_field, "
+_IN_WINDOW = "FROM hist_cl c JOIN hist_runs r USING (run_id) WHERE r.ended_at >= ? AND r.ended_at < ?"
+_EDGE = (
+    "c.output_namespace, c.output_name, c.output_field, c.input_namespace, c.input_name, c.input_field, "
     "c.transformation_type, c.transformation_subtype, c.transformation_description, c.masking, "
-    "c.legacy_transformation_type, c.legacy_transformation_description, c.run_id, r.job_namespace, r.job_name, r.ended_at "
-    "FROM hist_cl c JOIN hist_runs r USING (run_id) WHERE r.ended_at >= ? AND r.ended_at < ? "
-    "ORDER BY ALL"
+    "c.legacy_transformation_type, c.legacy_transformation_description"
 )
+# the distinct field edges of the runs that ended in a window (hist_cl: names as they are now)
+WINDOW_EDGES_SQL = f"SELECT DISTINCT {_EDGE} {_IN_WINDOW} ORDER BY ALL"
+# which run wrote which (source, destination) pair in a window: a temporary table per indexed window
+WINDOW_RUNS_SQL = (
+    "SELECT DISTINCT c.input_namespace, c.input_name, c.output_namespace, c.output_name, c.run_id, r.job_namespace, r.job_name, r.ended_at "
+    f"{_IN_WINDOW} ORDER BY c.output_namespace, c.output_name"
+)
+# the edges of one field in a window, with their runs (field_operations)
+FIELD_EDGES_SQL = f"SELECT {_EDGE}, c.run_id, r.job_namespace, r.job_name, r.ended_at {_IN_WINDOW} AND ("
 EARLIEST = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
 LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc)
 
@@ -112,45 +121,48 @@ def _transformation(row: dict) -> Transformation:
 
 
 @dataclass
-class _Pair:
-    fieldmap: dict[tuple[str, str | None], list[Transformation]] = field(default_factory=dict)
-    runs: dict[str, RunRef] = field(default_factory=dict)
-
-
-@dataclass
 class WindowIndex:
-    """The column edges of the runs that ended in one window, indexed."""
+    """The distinct column edges of the runs that ended in one window, indexed by dataset pair;
+    which runs wrote each pair stays in DuckDB (`runs_table`), asked for the pairs of an answer."""
 
-    pairs: dict[tuple[Dataset, Dataset], _Pair] = field(default_factory=dict)  # (source, destination) -> its mappings
+    runs_table: str = ""
+    pairs: dict[tuple[Dataset, Dataset], dict[tuple[str, str | None], list[Transformation]]] = field(default_factory=dict)
     sources: dict[Dataset, set[Dataset]] = field(default_factory=lambda: defaultdict(set))
     destinations: dict[Dataset, set[Dataset]] = field(default_factory=lambda: defaultdict(set))
     fields: dict[Dataset, set[str]] = field(default_factory=lambda: defaultdict(set))  # fields with lineage
-    into: dict[FieldKey, list[dict]] = field(default_factory=lambda: defaultdict(list))  # output field -> its edges
-    out_of: dict[FieldKey, list[dict]] = field(default_factory=lambda: defaultdict(list))  # input field -> its edges
 
     @classmethod
-    def build(cls, rows: list[dict]) -> WindowIndex:
-        index = cls()
+    def build(cls, rows: list[dict], runs_table: str) -> WindowIndex:
+        index = cls(runs_table)
         for row in rows:
             src: Dataset = (row["input_namespace"], row["input_name"])
             dst: Dataset = (row["output_namespace"], row["output_name"])
-            pair = index.pairs.setdefault((src, dst), _Pair())
-            transformations = pair.fieldmap.setdefault((row["input_field"], row["output_field"]), [])
+            transformations = index.pairs.setdefault((src, dst), {}).setdefault((row["input_field"], row["output_field"]), [])
             t = _transformation(row)
-            if t.type is not None or t.description is not None or t.subtype is not None:
-                if t not in transformations:
-                    transformations.append(t)
-            pair.runs.setdefault(row["run_id"], RunRef(
-                runId=row["run_id"], job=EndPoint(namespace=row["job_namespace"], name=row["job_name"]), endedAt=iso(row["ended_at"]),
-            ))
+            if (t.type is not None or t.description is not None or t.subtype is not None) and t not in transformations:
+                transformations.append(t)
             index.sources[dst].add(src)
             index.destinations[src].add(dst)
             index.fields[src].add(row["input_field"])
             if row["output_field"] is not None:
                 index.fields[dst].add(row["output_field"])
-                index.into[(*dst, row["output_field"])].append(row)
-            index.out_of[(*src, row["input_field"])].append(row)
         return index
+
+    def runs_of(self, con: duckdb.DuckDBPyConnection, pairs: list[tuple[Dataset, Dataset]]) -> dict[tuple[Dataset, Dataset], list[RunRef]]:
+        """Every run of the window that wrote each pair (one query for all of them)."""
+        if not pairs:
+            return {}
+        columns = list(zip(*[(s[0], s[1], d[0], d[1]) for s, d in pairs]))
+        rows = con.execute(
+            f"SELECT w.* FROM {self.runs_table} w JOIN (SELECT unnest(?::VARCHAR[]) AS a, unnest(?::VARCHAR[]) AS b, "
+            "unnest(?::VARCHAR[]) AS c, unnest(?::VARCHAR[]) AS d) p "
+            "ON w.input_namespace = p.a AND w.input_name = p.b AND w.output_namespace = p.c AND w.output_name = p.d "
+            "ORDER BY w.ended_at, w.run_id", [list(c) for c in columns],
+        ).fetchall()
+        out: dict[tuple[Dataset, Dataset], list[RunRef]] = defaultdict(list)
+        for a, b, c, d, run_id, job_ns, job_name, ended_at in rows:
+            out[((a, b), (c, d))].append(RunRef(runId=run_id, job=EndPoint(namespace=job_ns, name=job_name), endedAt=iso(ended_at)))
+        return out
 
 
 def iso(value: dt.datetime) -> str:
@@ -170,15 +182,14 @@ def field_list(index: WindowIndex, dataset: Dataset, prefix: str | None, current
     return FieldList([FieldInfo(name=n, lineage=n in with_lineage) for n in sorted(names)])
 
 
-def mappings(index: WindowIndex, dataset: Dataset, direction: str, levels: int) -> FieldMappings:
+def mappings(index: WindowIndex, dataset: Dataset, direction: str, levels: int, con: duckdb.DuckDBPyConnection) -> FieldMappings:
     """The multi-level mappings around `dataset`: level 1 the pairs with `dataset` as destination
     (backward) or source (forward); level k+1 those of each dataset newly reached at level k.
     A pair appears once, at its lowest level; a dataset is expanded once (cycles end)."""
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    _check_direction(direction)
     if check_depth(levels) < 1:
         raise ValueError(f"levels must be at least 1, got {levels}")
-    out: list[Mapping] = []
+    found: list[tuple[str, tuple[Dataset, Dataset], int]] = []
     for way in ("backward", "forward") if direction == "both" else (direction,):
         neighbours = index.sources if way == "backward" else index.destinations
         frontier, expanded, seen = [dataset], {dataset}, set()
@@ -190,37 +201,46 @@ def mappings(index: WindowIndex, dataset: Dataset, direction: str, levels: int) 
                     if pair in seen:
                         continue
                     seen.add(pair)
-                    out.append(_mapping(index, pair, way, level))
+                    found.append((way, pair, level))
                     if there not in expanded:
                         expanded.add(there)
                         reached.append(there)
             if not reached:
                 break
             frontier = reached
-    return FieldMappings(out)
+    runs = index.runs_of(con, list(dict.fromkeys(pair for _way, pair, _level in found)))
+    return FieldMappings([
+        Mapping(
+            direction=way, source=EndPoint(namespace=src[0], name=src[1]), destination=EndPoint(namespace=dst[0], name=dst[1]), level=level,
+            fieldmap=[FieldMap(from_=a, to=b, transformations=t)
+                      for (a, b), t in sorted(index.pairs[(src, dst)].items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))],
+            runs=runs.get((src, dst), []),
+        )
+        for way, (src, dst), level in found
+    ])
 
 
-def _mapping(index: WindowIndex, pair: tuple[Dataset, Dataset], way: str, level: int) -> Mapping:
-    found = index.pairs[pair]
-    return Mapping(
-        direction=way, source=EndPoint(namespace=pair[0][0], name=pair[0][1]), destination=EndPoint(namespace=pair[1][0], name=pair[1][1]),
-        level=level,
-        fieldmap=[FieldMap(from_=a, to=b, transformations=t) for (a, b), t in sorted(found.fieldmap.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))],
-        runs=sorted(found.runs.values(), key=lambda r: (r.endedAt, r.runId)),
-    )
-
-
-def operations(index: WindowIndex, key: FieldKey, direction: str, field_id) -> FieldOperations:
-    """One level of detailed lineage of one field: its input fields (backward) or the fields it
-    feeds (forward), each transformation an operation, each edge a connection naming it, and the
-    jobs that did it with every run in the window. `field_id(ns, name, field)` makes node ids."""
+def _check_direction(direction: str) -> None:
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
-    rows = []
-    if direction in ("backward", "both"):
-        rows += index.into.get(key, [])
-    if direction in ("forward", "both"):
-        rows += index.out_of.get(key, [])
+
+
+def field_edges(con: duckdb.DuckDBPyConnection, window: Window, key: FieldKey, direction: str) -> list[dict]:
+    """The column edges of one field in the window, each with its run: into it (backward), out
+    of it (forward) or both."""
+    _check_direction(direction)
+    sides = [side for side, way in (("output", "backward"), ("input", "forward")) if direction in (way, "both")]
+    where = " OR ".join(f"(c.{s}_namespace = ? AND c.{s}_name = ? AND c.{s}_field = ?)" for s in sides)
+    cursor = con.execute(FIELD_EDGES_SQL + where + ")", [window.start, window.end, *[v for _s in sides for v in key]])
+    header = [d[0] for d in cursor.description]
+    return [dict(zip(header, r)) for r in cursor.fetchall()]
+
+
+def operations(rows: list[dict], field_id) -> FieldOperations:
+    """One level of detailed lineage of one field from its edges in the window (`field_edges`):
+    the fields at both ends as nodes, each distinct transformation an operation, each edge a
+    connection naming it, and the jobs that did it with every run. `field_id(ns, name, field)`
+    makes node ids."""
     nodes: dict[str, OperationNode] = {}
     ops: dict[Transformation, Operation] = {}
     connections: dict[tuple[str, str, str], Connection] = {}

@@ -17,7 +17,7 @@ import duckdb
 from lineage_assets.identity.partitions import fold_name, load_rules
 from lineage_assets.query.column_graph import ColumnGraph
 from lineage_assets.query.dataset_resource import dataset_resource
-from lineage_assets.query.field_history import Window, field_list, mappings, operations
+from lineage_assets.query.field_history import Window, field_edges, field_list, mappings, operations
 from lineage_assets.query.field_models import DatasetResource, FieldList, FieldMappings, FieldOperations
 from lineage_assets.query.job_graph import JobGraph
 from lineage_assets.query.models import Edge, LineageGraph, Node
@@ -288,7 +288,7 @@ class LineageQuery:
         window = Window.of(start, end)
         with self._lock:
             dataset = self._window_dataset(namespace, name)
-            return mappings(self._columns.window_index(window), dataset, direction, levels)
+            return mappings(self._columns.window_index(window), dataset, direction, levels, self._con)
 
     def field_operations(
         self, namespace: str, name: str, field: str, start=None, end=None, direction: str = "backward",
@@ -302,7 +302,7 @@ class LineageQuery:
         window = Window.of(start, end)
         with self._lock:
             dataset = self._window_dataset(namespace, name)
-            return operations(self._columns.window_index(window), (*dataset, field), direction, field_node)
+            return operations(field_edges(self._con, window, (*dataset, field), direction), field_node)
 
     def dataset(self, namespace: str, name: str) -> DatasetResource:
         """The reference server's Dataset resource with its current column lineage
