@@ -183,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     p_serve.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024, help="request size limit, also after gunzip (413 beyond)")
     p_serve.add_argument("--batch-max-events", type=int, default=1000, help="events per file at most (a larger request is one file)")
     p_serve.add_argument("--batch-max-wait-ms", type=float, default=10.0, help="how long a file stays open for more requests")
+    p_serve.add_argument("--warehouse", default=None, help="answer the read routes (GET /api/v1/lineage, ...) from it "
+                         "(default LINEAGE_WAREHOUSE or data/warehouse)")
     p_serve.add_argument("--log-level", default="info")
     p_serve.add_argument("--access-log", action="store_true")
 
@@ -198,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             serve(args.host, args.port, drop_dir, api_key or None, max_body_bytes=args.max_body_bytes,
                   batch_max_events=args.batch_max_events, batch_max_wait_ms=args.batch_max_wait_ms,
-                  log_level=args.log_level, access_log=args.access_log)
+                  log_level=args.log_level, access_log=args.access_log, warehouse=os.path.abspath(args.warehouse or env.warehouse))
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -46,6 +46,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from lineage_assets.http.read_api import ReadApi
+
 from lineage_assets.intake import reasons
 from lineage_assets.intake.decode import GZIP_MAGIC, decode_drop
 from lineage_assets.intake.validate import Rejection, event_row
@@ -392,8 +394,10 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     batch_max_events: int = DEFAULT_BATCH_MAX_EVENTS,
     batch_max_wait_ms: float = DEFAULT_BATCH_MAX_WAIT_MS,
+    warehouse: str | Path | None = None,
 ) -> Starlette:
-    """The ASGI app: `GET /` (health), `POST /api/v1/lineage`, `POST /api/v1/lineage/batch`.
+    """The ASGI app: `GET /` (health), `POST /api/v1/lineage`, `POST /api/v1/lineage/batch`,
+    and with a `warehouse` the read routes (`http.read_api`).
 
     Accepted events are written under `<drop_dir>/http/`; `api_key` (None or "" = no auth)
     is required as `Authorization: Bearer <key>` on the POST routes."""
@@ -402,6 +406,8 @@ def create_app(
     writer = BatchWriter(drop_dir, batch_max_events, batch_max_wait_ms)
     config = _Config(api_key or None, max_body_bytes)
 
+    reader = ReadApi(str(warehouse)) if warehouse is not None else None
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         await writer.start()
@@ -409,6 +415,8 @@ def create_app(
             yield
         finally:
             await writer.close()
+            if reader is not None:
+                reader.close()
 
     async def health(request: Request) -> JSONResponse:
         stats = writer.stats
@@ -437,6 +445,7 @@ def create_app(
             Route("/", health, methods=["GET"]),
             Route(LINEAGE_PATH, receive_events, methods=["POST"]),
             Route(BATCH_PATH, receive_events, methods=["POST"]),
+            *(reader.routes() if reader is not None else []),
         ],
         lifespan=lifespan,
     )
@@ -509,6 +518,7 @@ def serve(
     batch_max_wait_ms: float = DEFAULT_BATCH_MAX_WAIT_MS,
     log_level: str = "info",
     access_log: bool = False,
+    warehouse: str | Path | None = None,
 ) -> None:
     """Run the endpoint with uvicorn until SIGINT/SIGTERM (pending groups are written first).
 
@@ -516,7 +526,7 @@ def serve(
     free port: the line names the one taken)."""
     import uvicorn
 
-    app = create_app(drop_dir, api_key, max_body_bytes, batch_max_events, batch_max_wait_ms)
+    app = create_app(drop_dir, api_key, max_body_bytes, batch_max_events, batch_max_wait_ms, warehouse=warehouse)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="on")
     sock = config.bind_socket()
     sock.listen(config.backlog)  # connections wait in the backlog until startup is done
@@ -525,7 +535,7 @@ def serve(
     auth = "bearer API key required" if api_key else "no auth"
     print(
         f"lineage-assets serve: listening on http://{shown}:{bound} (POST {LINEAGE_PATH}, {BATCH_PATH}; {auth}); "
-        f"writing to {Path(drop_dir) / SUBFOLDER}",
+        f"writing to {Path(drop_dir) / SUBFOLDER}" + (f"; reading {warehouse} (GET /api/v1/lineage, ...)" if warehouse else ""),
         flush=True,
     )
     uvicorn.Server(config).run(sockets=[sock])

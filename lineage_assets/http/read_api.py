@@ -1,0 +1,139 @@
+"""Read routes shaped like the reference server's, answered by the query helper (DESIGN.md
+section 12): `GET /api/v1/lineage`, `GET /api/v1/column-lineage`, the dataset resource
+`GET /api/v1/namespaces/{namespace}/datasets/{name}`, and the field-lineage queries of section
+8 under it (`.../fields`, `.../field-mappings`, `.../fields/{field}/operations`).
+
+Namespaces and names are single URL-encoded path segments (`postgres%3A%2F%2Fdb%3A5432`), read
+from the raw path so an encoded `/` stays inside its segment. Errors are JSON: 400 for a bad
+argument, 404 for an unknown node, 503 when the warehouse cannot be read. The helper is
+synchronous: each question runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+from urllib.parse import unquote
+
+import anyio
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from lineage_assets.query.lineage_query import LineageQuery, WarehouseReadError
+from lineage_assets.query.node_ids import NodeNotFound
+
+API = "/api/v1"
+NAMESPACES = f"{API}/namespaces/"
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"code": status, "error": code, "message": message}, status_code=status)
+
+
+def _int(request: Request, key: str, default: int) -> int:
+    value = request.query_params.get(key)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{key} must be an integer, got {value!r}") from None
+
+
+def _bool(request: Request, key: str) -> bool:
+    value = request.query_params.get(key, "false").lower()
+    if value not in ("true", "false", "1", "0"):
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    return value in ("true", "1")
+
+
+def _required(request: Request, key: str) -> str:
+    value = request.query_params.get(key)
+    if not value:
+        raise ValueError(f"the query parameter {key} is required")
+    return value
+
+
+class ReadApi:
+    """The read routes over one warehouse; one `LineageQuery` for the server's lifetime."""
+
+    def __init__(self, warehouse: str):
+        self.warehouse = warehouse
+        self._query: LineageQuery | None = None
+
+    def query(self) -> LineageQuery:
+        if not os.path.isdir(self.warehouse):
+            raise WarehouseReadError(f"warehouse {self.warehouse} does not exist (run `lineage-assets ingest` first)")
+        if self._query is None:
+            self._query = LineageQuery(self.warehouse)
+        return self._query
+
+    def close(self) -> None:
+        if self._query is not None:
+            self._query.close()
+            self._query = None
+
+    async def _answer(self, ask: Callable[[LineageQuery], BaseModel]) -> JSONResponse:
+        try:
+            answer = await anyio.to_thread.run_sync(lambda: ask(self.query()))
+        except NodeNotFound as exc:
+            return _error(404, "not_found", str(exc))
+        except ValueError as exc:
+            return _error(400, "bad_request", str(exc))
+        except OSError as exc:  # WarehouseReadError
+            return _error(503, "warehouse_unavailable", str(exc))
+        return JSONResponse(answer.model_dump(mode="json"))
+
+    async def lineage(self, request: Request) -> JSONResponse:
+        async def run() -> JSONResponse:
+            node, depth = _required(request, "nodeId"), _int(request, "depth", 20)
+            return await self._answer(lambda q: q.lineage(node, depth=depth))
+        return await _guard(run)
+
+    async def column_lineage(self, request: Request) -> JSONResponse:
+        async def run() -> JSONResponse:
+            node, depth, down = _required(request, "nodeId"), _int(request, "depth", 20), _bool(request, "withDownstream")
+            version, at = request.query_params.get("datasetVersion"), request.query_params.get("lineageAt")
+            return await self._answer(lambda q: q.column_lineage(node, depth=depth, with_downstream=down, dataset_version=version, lineage_at=at))
+        return await _guard(run)
+
+    async def namespaces(self, request: Request) -> JSONResponse:
+        """`{namespace}/datasets/{name}[/fields[/{field}/operations] | /field-mappings]`."""
+        async def run() -> JSONResponse:
+            raw = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1").split("?", 1)[0]
+            parts = [unquote(p) for p in raw[len(NAMESPACES):].split("/")]
+            if len(parts) < 3 or parts[1] != "datasets" or not parts[0] or not parts[2]:
+                return _error(404, "not_found", f"no route {request.url.path}")
+            ns, name, rest = parts[0], parts[2], parts[3:]
+            p = request.query_params
+            start, end = p.get("start"), p.get("end")
+            if not rest:
+                return await self._answer(lambda q: q.dataset(ns, name))
+            if rest == ["fields"]:
+                prefix, current = p.get("prefix"), _bool(request, "includeCurrent")
+                return await self._answer(lambda q: q.fields(ns, name, start, end, prefix=prefix, include_current=current))
+            if rest == ["field-mappings"]:
+                direction, levels = p.get("direction", "backward"), _int(request, "levels", 1)
+                return await self._answer(lambda q: q.field_mappings(ns, name, start, end, direction=direction, levels=levels))
+            if len(rest) == 3 and rest[0] == "fields" and rest[2] == "operations" and rest[1]:
+                field, direction = rest[1], p.get("direction", "backward")
+                return await self._answer(lambda q: q.field_operations(ns, name, field, start, end, direction=direction))
+            return _error(404, "not_found", f"no route {request.url.path}")
+        return await _guard(run)
+
+    def routes(self) -> list[Route]:
+        return [
+            Route(f"{API}/lineage", self.lineage, methods=["GET"]),
+            Route(f"{API}/column-lineage", self.column_lineage, methods=["GET"]),
+            Route(NAMESPACES + "{rest:path}", self.namespaces, methods=["GET"]),
+        ]
+
+
+async def _guard(run: Callable[[], Any]) -> JSONResponse:
+    """A bad query parameter (read before the helper is asked) is a 400 too."""
+    try:
+        return await run()
+    except ValueError as exc:
+        return _error(400, "bad_request", str(exc))

@@ -1,0 +1,77 @@
+"""The read routes (`http.read_api`) on a real uvicorn server: each route's JSON is the query
+helper's answer to the same question; ids and names URL-encoded as the reference server does;
+errors are JSON with 400/404. On a synthetic platform warehouse with history (no Spark)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+import requests
+
+from lineage_assets import LineageQuery
+from lineage_assets.query import synthetic_platform as platform
+from lineage_assets_tests.http.conftest import serving
+
+NS = platform.NS  # postgres://platform.example.com:5432: '://' and a port
+START, END = "2026-01-01T00:00:00Z", "2026-01-04T00:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("read_api")
+    warehouse = str(root / "wh")
+    platform.build_platform(warehouse, jobs=120, days=3, seed=3)
+    jobs = [j for j in platform.platform_jobs(120, seed=3) if j.edges]
+    with serving(str(root / "drops"), warehouse=warehouse) as (base, _app), LineageQuery(warehouse) as query:
+        yield base, query, jobs
+
+
+def _get(base: str, path: str, **params) -> requests.Response:
+    return requests.get(base + path, params=params, timeout=30)
+
+
+def _dataset_path(name: str, *rest: str) -> str:
+    return "/api/v1/namespaces/" + "/".join(quote(p, safe="") for p in (NS, "datasets", name, *rest))
+
+
+def test_each_route_answers_what_the_helper_answers(served):
+    base, query, jobs = served
+    job = jobs[len(jobs) // 2]
+    field = job.edges[0][0]
+    asks = [
+        (("/api/v1/lineage", {"nodeId": f"job:{NS}:{job.name}", "depth": 3}), query.lineage(f"job:{NS}:{job.name}", depth=3)),
+        (("/api/v1/column-lineage", {"nodeId": f"datasetField:{NS}:{job.output}:{field}", "depth": 5, "withDownstream": "true"}),
+         query.column_lineage(f"datasetField:{NS}:{job.output}:{field}", depth=5, with_downstream=True)),
+        ((_dataset_path(job.output), {}), query.dataset(NS, job.output)),
+        ((_dataset_path(job.output, "fields"), {"start": START, "end": END, "includeCurrent": "true"}),
+         query.fields(NS, job.output, START, END, include_current=True)),
+        ((_dataset_path(job.output, "field-mappings"), {"start": START, "end": END, "levels": 3, "direction": "both"}),
+         query.field_mappings(NS, job.output, START, END, direction="both", levels=3)),
+        ((_dataset_path(job.output, "fields", field, "operations"), {"start": START, "end": END}),
+         query.field_operations(NS, job.output, field, START, END)),
+    ]
+    for (path, params), expected in asks:
+        response = _get(base, path, **params)
+        assert response.status_code == 200, (path, response.text)
+        assert response.json() == expected.model_dump(mode="json"), path
+    assert len(asks[4][1].root) > 1 and asks[5][1].connections  # answers with something in them
+
+
+@pytest.mark.parametrize("path, params, status", [
+    ("/api/v1/lineage", {"nodeId": f"job:{NS}:nobody"}, 404),
+    ("/api/v1/lineage", {"nodeId": "task:x:y"}, 400),
+    ("/api/v1/lineage", {}, 400),
+    ("/api/v1/lineage", {"nodeId": f"job:{NS}:p0.job0", "depth": "deep"}, 400),
+    ("/api/v1/column-lineage", {"nodeId": f"dataset:{NS}:p0.table1", "withDownstream": "maybe"}, 400),
+    ("/api/v1/namespaces/x", {}, 404),
+    ("/api/v1/namespaces/" + quote(NS, safe="") + "/datasets/nothing", {}, 404),
+    ("/api/v1/namespaces/" + quote(NS, safe="") + "/datasets/p0.table1/field-mappings", {"start": END, "end": START}, 400),
+    ("/api/v1/namespaces/" + quote(NS, safe="") + "/datasets/p0.table1/elsewhere", {}, 404),
+])
+def test_errors_are_json_with_400_or_404(served, path, params, status):
+    base, *_ = served
+    response = _get(base, path, **params)
+    assert response.status_code == status
+    body = response.json()
+    assert body["code"] == status and body["message"]
