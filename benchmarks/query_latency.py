@@ -45,7 +45,9 @@ def _time(label: str, ask, samples: int, depth: int | None = None) -> None:
         times.append(time.perf_counter() - began)
         sizes_seen.append(len(answer.graph) if hasattr(answer, "graph") else len(getattr(answer, "root", [])))
     at = f"depth {depth}" if depth is not None else ""
-    print(f"{label:<40} {at:<9}: {_percentiles(times)}   size/answer median {statistics.median(sizes_seen):.0f}")
+    ordered = sorted(sizes_seen)
+    print(f"{label:<40} {at:<9}: {_percentiles(times)}   nodes/answer median {statistics.median(ordered):.0f}, "
+          f"p95 {ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]}, max {ordered[-1]}")
 
 
 def _scratch(args) -> str:

@@ -312,12 +312,12 @@ class ColumnGraph:
                 ],
             }
             this = node_id(k)
-            graph.append(Node(
+            graph.append(Node.model_construct(
                 id=this, type="DATASET_FIELD", data=data,
-                inEdges=[Edge(origin=o, destination=this) for o in sorted(n["in"])],
-                outEdges=[Edge(origin=this, destination=d) for d in sorted(n["out"])],
+                inEdges=[Edge.model_construct(origin=o, destination=this) for o in sorted(n["in"])],
+                outEdges=[Edge.model_construct(origin=this, destination=d) for d in sorted(n["out"])],
             ))
-        return LineageGraph(graph=graph)
+        return LineageGraph.model_construct(graph=graph)
 
 
 def _bridge(nodes: dict[tuple, dict], hidden: set[tuple], node_id) -> None:

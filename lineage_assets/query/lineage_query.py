@@ -448,7 +448,7 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliase
     for job_id, ns, name, version, run_id, state, ended_at, unknown, code, component, temporary in job_rows:
         key = ("JOB", ns, name)
         job_keys[job_id] = key
-        nodes[key] = Node(
+        nodes[key] = Node.model_construct(
             id=job_id,
             type="JOB",
             data={
@@ -460,25 +460,27 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliase
         )
     for job_id, dataset_id, direction, ns, name, component, temporary in edge_rows:
         key = ("DATASET", ns, name)
-        dataset = nodes.setdefault(key, Node(id=dataset_id, type="DATASET", data={
-            "namespace": ns, "name": name, "componentId": component, "aliases": aliases_of(ns, name), "temporary": bool(temporary),
-        }))
+        dataset = nodes.get(key)
+        if dataset is None:
+            dataset = nodes[key] = Node.model_construct(id=dataset_id, type="DATASET", data={
+                "namespace": ns, "name": name, "componentId": component, "aliases": aliases_of(ns, name), "temporary": bool(temporary),
+            })
         job = nodes[job_keys[job_id]]
         if direction == "INPUT":
-            edge = Edge(origin=dataset_id, destination=job_id)
+            edge = Edge.model_construct(origin=dataset_id, destination=job_id)
             dataset.outEdges.append(edge)
             job.inEdges.append(edge)
         else:
-            edge = Edge(origin=job_id, destination=dataset_id)
+            edge = Edge.model_construct(origin=job_id, destination=dataset_id)
             job.outEdges.append(edge)
             dataset.inEdges.append(edge)
     for writer, reader, through in bridges:
-        edge = Edge(origin=writer, destination=reader)
+        edge = Edge.model_construct(origin=writer, destination=reader)
         nodes[job_keys[writer]].outEdges.append(edge)
         nodes[job_keys[reader]].inEdges.append(edge)
         nodes[job_keys[writer]].data.setdefault("bridged", []).append({"to": reader, "through": through})
     if start_key not in nodes:  # a dataset no current job touches
-        nodes[start_key] = Node(
+        nodes[start_key] = Node.model_construct(
             id=start.id, type=KINDS[start.kind],
             data={"namespace": start.namespace, "name": start.name, "aliases": aliases_of(start.namespace, start.name)},
         )
@@ -490,4 +492,4 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliase
             node.data["ambiguousId"] = True
         node.inEdges.sort(key=lambda e: (e.origin, e.destination))
         node.outEdges.sort(key=lambda e: (e.origin, e.destination))
-    return LineageGraph(graph=[nodes[k] for k in sorted(nodes, key=lambda k: (nodes[k].id, k))])
+    return LineageGraph.model_construct(graph=[nodes[k] for k in sorted(nodes, key=lambda k: (nodes[k].id, k))])

@@ -21,6 +21,9 @@ class Node(BaseModel):
 
 
 class LineageGraph(BaseModel):
+    """An answer. The helper builds answers with `model_construct` (no validation: every value
+    comes from the warehouse typed), so a large answer costs its rows, not their validation."""
+
     graph: list[Node] = Field(default_factory=list)
 
     def node(self, node_id: str) -> Node:
