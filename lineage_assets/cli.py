@@ -90,6 +90,8 @@ def _ask(query, args):
         return query.field_mappings(args.namespace, args.name, args.start, args.end, direction=args.direction, levels=args.levels)
     if question == "field-operations":
         return query.field_operations(args.namespace, args.name, args.field, args.start, args.end, direction=args.direction)
+    if question == "datahub":
+        return query.fine_grained_lineage(args.namespace, args.name, path_version=args.path_version)
     return query.dataset(args.namespace, args.name)
 
 
@@ -136,10 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     p_query = sub.add_parser("query", help="answer a lineage question from the warehouse (JSON by default)")
     q_sub = p_query.add_subparsers(dest="question", required=True)
     q_lineage = q_sub.add_parser("lineage", help="the current graph around a job or dataset")
-    q_lineage.add_argument("node", help="job:NAMESPACE:NAME or dataset:NAMESPACE:NAME")
+    q_lineage.add_argument("node", help="job:NAMESPACE:NAME, dataset:NAMESPACE:NAME or a DataHub dataset URN")
     q_lineage.add_argument("--depth", type=int, default=20, help="job hops (default 20)")
     q_column = q_sub.add_parser("column-lineage", help="field-level lineage of a field, dataset or job")
-    q_column.add_argument("node", help="datasetField:NS:NAME:FIELD, dataset:NS:NAME or job:NS:NAME (optionally #VERSION)")
+    q_column.add_argument("node", help="datasetField:NS:NAME:FIELD, dataset:NS:NAME or job:NS:NAME (optionally #VERSION), "
+                          "or a DataHub dataset or schemaField URN")
     q_column.add_argument("--depth", type=int, default=20, help="field hops (default 20)")
     q_column.add_argument("--downstream", action="store_true", help="add downstream lineage")
     when = q_column.add_mutually_exclusive_group()
@@ -152,10 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     q_mappings = q_sub.add_parser("field-mappings", help="dataset-to-dataset field mappings in a time window, several levels (CDAP)")
     q_operations = q_sub.add_parser("field-operations", help="the detailed operations behind one field in a time window (CDAP)")
     q_dataset = q_sub.add_parser("dataset", help="the dataset resource with its column lineage")
-    for q in (q_fields, q_mappings, q_operations, q_dataset):
-        q.add_argument("namespace")
-        q.add_argument("name")
-    q_operations.add_argument("field")
+    q_datahub = q_sub.add_parser("datahub", help="a dataset's current column lineage as DataHub's upstreamLineage aspect")
+    for q in (q_fields, q_mappings, q_operations, q_dataset, q_datahub):
+        q.add_argument("namespace", help="the dataset's namespace, or its DataHub URN (then no name)")
+        q.add_argument("name", nargs="?", default=None)
+    q_operations.add_argument("field", nargs="?", default=None, help="(none when NAMESPACE is a schemaField URN)")
+    q_datahub.add_argument("--path-version", choices=("v1", "v2"), default="v1", help="field paths in the URNs (default v1, dotted)")
     for q in (q_fields, q_mappings, q_operations):
         q.add_argument("--start", default=None, help="window start, inclusive: ISO 8601 (UTC unless an offset is given) or epoch seconds")
         q.add_argument("--end", default=None, help="window end, exclusive; runs are selected by their end time")
@@ -164,9 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     q_mappings.add_argument("--levels", type=int, default=1, help="how many dataset hops (default 1)")
     q_fields.add_argument("--prefix", default=None, help="only fields starting with this (case-insensitive)")
     q_fields.add_argument("--include-current", action="store_true", help="also the current schema's fields without lineage")
-    for q in (q_fields, q_mappings, q_operations, q_dataset):
+    for q in (q_fields, q_mappings, q_operations, q_dataset, q_datahub):
         q.add_argument("--table", action="store_true", help="print a readable table instead of JSON")
-    for q in (q_lineage, q_column, q_fields, q_mappings, q_operations, q_dataset):
+    for q in (q_lineage, q_column, q_fields, q_mappings, q_operations, q_dataset, q_datahub):
         q.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
 
     p_rules = sub.add_parser(

@@ -155,6 +155,9 @@ class LineageQueryResource(ConfigurableResource):
     def dataset(self, *args, **kwargs):
         return self.query().dataset(*args, **kwargs)
 
+    def fine_grained_lineage(self, *args, **kwargs):
+        return self.query().fine_grained_lineage(*args, **kwargs)
+
     def current_column_edge_report(self) -> dict[str, int]:
         return self.query().current_column_edge_report()
 

@@ -1,7 +1,9 @@
 """Read routes shaped like the reference server's, answered by the query helper (DESIGN.md
 section 12): `GET /api/v1/lineage`, `GET /api/v1/column-lineage`, the dataset resource
 `GET /api/v1/namespaces/{namespace}/datasets/{name}`, and the field-lineage queries of section
-8 under it (`.../fields`, `.../field-mappings`, `.../fields/{field}/operations`).
+8 under it (`.../fields`, `.../field-mappings`, `.../fields/{field}/operations`), and the DataHub
+export `.../upstream-lineage?pathVersion=v1|v2` (the `upstreamLineage` aspect). `nodeId` may be a
+DataHub URN.
 
 Namespaces and names are single URL-encoded path segments (`postgres%3A%2F%2Fdb%3A5432`), read
 from the raw path so an encoded `/` stays inside its segment. Errors are JSON: 400 for a bad
@@ -23,6 +25,7 @@ from starlette.routing import Route
 
 from lineage_assets.query.lineage_query import LineageQuery, WarehouseReadError
 from lineage_assets.query.node_ids import NodeNotFound
+from lineage_assets.query.render import jsonable
 
 API = "/api/v1"
 NAMESPACES = f"{API}/namespaces/"
@@ -84,7 +87,7 @@ class ReadApi:
             return _error(400, "bad_request", str(exc))
         except OSError as exc:  # WarehouseReadError
             return _error(503, "warehouse_unavailable", str(exc))
-        return JSONResponse(answer.model_dump(mode="json"))
+        return JSONResponse(jsonable(answer))
 
     async def lineage(self, request: Request) -> JSONResponse:
         async def run() -> JSONResponse:
@@ -117,6 +120,9 @@ class ReadApi:
             if rest == ["field-mappings"]:
                 direction, levels = p.get("direction", "backward"), _int(request, "levels", 1)
                 return await self._answer(lambda q: q.field_mappings(ns, name, start, end, direction=direction, levels=levels))
+            if rest == ["upstream-lineage"]:
+                version = p.get("pathVersion", "v1")
+                return await self._answer(lambda q: q.fine_grained_lineage(ns, name, path_version=version))
             if len(rest) == 3 and rest[0] == "fields" and rest[2] == "operations" and rest[1]:
                 field, direction = rest[1], p.get("direction", "backward")
                 return await self._answer(lambda q: q.field_operations(ns, name, field, start, end, direction=direction))

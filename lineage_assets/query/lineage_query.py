@@ -14,14 +14,17 @@ import time
 
 import duckdb
 
+from lineage_assets.identity.datahub import DataHubConfig
 from lineage_assets.identity.partitions import fold_name, load_rules
 from lineage_assets.query.column_graph import ColumnGraph
 from lineage_assets.query.dataset_resource import dataset_resource
+from lineage_assets.query.datahub_models import UpstreamLineage
 from lineage_assets.query.field_history import Window, field_edges, field_list, mappings, operations
 from lineage_assets.query.field_models import DatasetResource, FieldList, FieldMappings, FieldOperations
 from lineage_assets.query.job_graph import JobGraph
 from lineage_assets.query.models import Edge, LineageGraph, Node
 from lineage_assets.query.traversal import check_depth
+from lineage_assets.query.urns import UrnResolver, field_urn_function, is_urn, upstream_lineage
 from lineage_assets.query.node_ids import (
     KINDS,
     NodeNotFound,
@@ -58,6 +61,7 @@ class LineageQuery:
         self._canonical: dict[tuple[str, str], tuple[str, str]] = {}  # alias -> canonical (current_aliases)
         self._aliases: dict[tuple[str, str], list[dict[str, str]]] = {}  # canonical -> its aliases
         self._jobs = JobGraph()
+        self._urns = UrnResolver(DataHubConfig.from_env())
 
     # ------------------------------------------------------------------ loading
 
@@ -126,6 +130,11 @@ class LineageQuery:
         """The identifiers that stand for a canonical dataset now."""
         return self._aliases.get((namespace, name), [])
 
+    def _urn_ref(self, urn: str, with_history: bool = False) -> NodeRef:
+        """The dataset or field node a DataHub URN names (v1 or v2 field path). The caller holds
+        the lock and has refreshed."""
+        return self._urns.resolve(self._con, self._seq, urn, with_history)
+
     def _exists(self, ref: NodeRef) -> bool:
         if ref.kind == "job":
             return self._jobs.has_job(ref.namespace, ref.name)
@@ -141,6 +150,11 @@ class LineageQuery:
         else:
             if node_id is None:
                 raise ValueError("give a node id or node_type=, namespace= and name=")
+            if is_urn(node_id):
+                refs = [self._urn_ref(node_id)]
+                if refs[0].kind != "dataset":
+                    raise ValueError(f"lineage() takes a job or dataset: {node_id!r} is a field URN (column_lineage() takes it)")
+                return _one_match([self.canonical(r) for r in refs], self._exists, node_id, "the current lineage graph", "namespace= and name=")
             refs = [r for r in candidates(node_id) if r.kind in ("job", "dataset")]
             if not refs:
                 raise ValueError(f"lineage() takes a job or dataset node, not {node_id!r}")
@@ -195,7 +209,7 @@ class LineageQuery:
         at = _timestamp(lineage_at)
         with self._lock:
             self._refresh()
-            if node_id is not None and namespace is None:
+            if node_id is not None and namespace is None and not is_urn(node_id):
                 _, id_version = split_version(node_id) if isinstance(node_id, str) else (None, None)
                 if id_version is not None:
                     if dataset_version is not None and dataset_version != id_version:
@@ -242,7 +256,7 @@ class LineageQuery:
         else:
             if node_id is None:
                 raise ValueError("give a node id or node_type=, namespace=, name= (and field=)")
-            refs = candidates(node_id)
+            refs = [self._urn_ref(node_id, versioned)] if is_urn(node_id) else candidates(node_id)
         return _one_match(
             [self.canonical(r) for r in refs], lambda r: self._column_node_exists(r, versioned), node_id, "the column lineage",
             "namespace=, name= and field=",
@@ -268,11 +282,12 @@ class LineageQuery:
     # ------------------------------------------------------------------ field lineage over time (DESIGN.md section 8)
 
     def fields(
-        self, namespace: str, name: str, start=None, end=None, prefix: str | None = None, include_current: bool = False,
+        self, namespace: str, name: str | None = None, start=None, end=None, prefix: str | None = None, include_current: bool = False,
     ) -> FieldList:
         """The fields of a dataset that took part in column lineage (as output or input field) in
         runs that ended in `[start, end)`; with `include_current`, every field of its current
-        schema too (`lineage: false` when it took no part). Nested fields as dotted paths."""
+        schema too (`lineage: false` when it took no part). Nested fields as dotted paths. Like
+        every dataset question, it also takes a DataHub dataset URN in place of namespace and name."""
         _check_types(prefix=prefix, include_current=include_current)
         window = Window.of(start, end)
         with self._lock:
@@ -281,7 +296,7 @@ class LineageQuery:
             return field_list(self._columns.window_index(window), dataset, prefix, current)
 
     def field_mappings(
-        self, namespace: str, name: str, start=None, end=None, direction: str = "backward", levels: int = 1,
+        self, namespace: str, name: str | None = None, start=None, end=None, direction: str = "backward", levels: int = 1,
     ) -> FieldMappings:
         """Dataset-to-dataset field mappings of the runs that ended in `[start, end)`, `levels`
         deep: backward (what fed the dataset), forward (what it fed) or both."""
@@ -291,36 +306,64 @@ class LineageQuery:
             return mappings(self._columns.window_index(window), dataset, direction, levels, self._con)
 
     def field_operations(
-        self, namespace: str, name: str, field: str, start=None, end=None, direction: str = "backward",
+        self, namespace: str, name: str | None = None, field: str | None = None, start=None, end=None, direction: str = "backward",
     ) -> FieldOperations:
         """The detailed lineage of one field, one level: the fields it came from (backward) or
         went to (forward), the operations and connections between them, and the programs (jobs
-        with every run that ended in the window)."""
+        with every run that ended in the window). A field URN may stand for namespace, name and field."""
         _check_types(field=field)
-        if not field:
-            raise ValueError("field must be a non-empty string")
         window = Window.of(start, end)
         with self._lock:
+            if is_urn(namespace) and name is None and field is None:
+                self._refresh()
+                self._columns.load_history(self._commit)
+                ref = self._urn_ref(namespace, with_history=True)
+                if ref.field is None:
+                    raise ValueError(f"field_operations() takes a field: {namespace!r} is a dataset URN")
+                namespace, name, field = ref.namespace, ref.name, ref.field
+            if not field:
+                raise ValueError("field must be a non-empty string")
             dataset = self._window_dataset(namespace, name)
             return operations(field_edges(self._con, window, (*dataset, field), direction), field_node)
 
-    def dataset(self, namespace: str, name: str) -> DatasetResource:
+    def dataset(self, namespace: str, name: str | None = None) -> DatasetResource:
         """The reference server's Dataset resource with its current column lineage
         (`columnLineage`: that of `column_lineage(dataset, depth=1)`)."""
         with self._lock:
             ns, nm = self._window_dataset(namespace, name)
             return dataset_resource(self._con, self._commit, ns, nm, self._dataset_column_lineage(ns, nm), self.aliases_of(ns, nm))
 
+    def fine_grained_lineage(self, namespace: str, name: str | None = None, path_version: str = "v1") -> UpstreamLineage:
+        """The dataset's current column lineage as DataHub's `upstreamLineage` aspect: its
+        upstream datasets (those its current writers read) and one fine-grained lineage per
+        (field, distinct transformation) with the input fields, `transformOperation`
+        `TYPE:SUBTYPE[:MASKED] (description)`; field URNs carry `path_version` paths (v1 dotted or
+        v2 typed, from the current schema)."""
+        with self._lock:
+            ns, nm = self._window_dataset(namespace, name)
+            field_urn_of = field_urn_function(self._urns, self._con, path_version)
+            readers = self._con.execute(
+                "SELECT DISTINCT i.dataset_namespace, i.dataset_name FROM edges o JOIN edges i USING (job_namespace, job_name) "
+                "WHERE o.direction = 'OUTPUT' AND o.dataset_namespace = ? AND o.dataset_name = ? AND i.direction = 'INPUT' "
+                "AND NOT i.temporary ORDER BY ALL", [ns, nm],
+            ).fetchall()
+            graph = self._dataset_column_lineage(ns, nm)
+            return upstream_lineage(graph, ns, nm, readers, self._urns.dataset_urn, field_urn_of)
+
     def _window_dataset(self, namespace: str, name: str) -> tuple[str, str]:
         """A dataset named by any identifier, as its canonical (namespace, name), with the
         history loaded; NodeNotFound when neither the current graph nor the history knows it.
-        The caller holds the lock."""
+        The caller holds the lock. A dataset URN may stand for namespace and name."""
         _check_types(namespace=namespace, name=name)
-        if not namespace or not name:
-            raise ValueError("namespace and name must be non-empty strings")
+        urn = is_urn(namespace) and name is None
+        if not namespace or not (name or urn):
+            raise ValueError("namespace and name must be non-empty strings (or give a DataHub dataset URN)")
         self._refresh()
         self._columns.load_history(self._commit)
-        ref = self.canonical(NodeRef("dataset", namespace, name))
+        given = self._urn_ref(namespace, with_history=True) if urn else NodeRef("dataset", namespace, name)
+        if given.field is not None:
+            raise ValueError(f"a dataset question takes a dataset URN, not the field URN {namespace!r}")
+        ref = self.canonical(given)
         if not (self._column_node_exists(ref, False) or self._columns.dataset_known(ref.namespace, ref.name)):
             raise NodeNotFound(f"no dataset {ref.id} in the current graph or its history")
         return ref.namespace, ref.name

@@ -6,12 +6,20 @@ import json
 
 from pydantic import BaseModel
 
+from lineage_assets.identity.datahub import parse_urn
+from lineage_assets.query.datahub_models import UpstreamLineage
 from lineage_assets.query.field_models import DatasetResource, FieldList, FieldMappings, FieldOperations
 from lineage_assets.query.models import LineageGraph
 
 
+def jsonable(answer: BaseModel) -> object:
+    """The answer as JSON values (what the CLI prints and the read API sends); a DataHub aspect
+    without its absent optional fields, as DataHub writes it."""
+    return answer.model_dump(mode="json", exclude_none=isinstance(answer, UpstreamLineage))
+
+
 def as_json(answer: BaseModel) -> str:
-    return json.dumps(answer.model_dump(mode="json"), indent=2, ensure_ascii=False, default=str)
+    return json.dumps(jsonable(answer), indent=2, ensure_ascii=False, default=str)
 
 
 def _how(transformations) -> str:
@@ -47,6 +55,13 @@ def as_table(answer: BaseModel) -> str:
                                 for i in entry.inputFields)
             lines.append(f"  {entry.name} <- {sources}")
         return "\n".join(lines)
+    if isinstance(answer, UpstreamLineage):
+        lines = [f"upstream {u.dataset} ({u.type})" for u in answer.upstreams]
+        for fine in answer.fineGrainedLineages or []:
+            down = ", ".join(parse_urn(d).path for d in fine.downstreams or [])
+            ups = ", ".join(f"{parse_urn(u).dataset.name}.{parse_urn(u).path}" for u in fine.upstreams or [])
+            lines.append(f"  {down} <- {ups}  [{fine.transformOperation or '-'}]")
+        return "\n".join(lines) or "(no upstreams)"
     raise TypeError(f"no table rendering for {type(answer).__name__}")
 
 

@@ -10,6 +10,8 @@ import pytest
 import requests
 
 from lineage_assets import LineageQuery
+from lineage_assets.identity.datahub import field_urn
+from lineage_assets.query.render import jsonable
 from lineage_assets.query import synthetic_platform as platform
 from lineage_assets_tests.http.conftest import serving
 
@@ -50,11 +52,15 @@ def test_each_route_answers_what_the_helper_answers(served):
          query.field_mappings(NS, job.output, START, END, direction="both", levels=3)),
         ((_dataset_path(job.output, "fields", field, "operations"), {"start": START, "end": END}),
          query.field_operations(NS, job.output, field, START, END)),
+        ((_dataset_path(job.output, "upstream-lineage"), {"pathVersion": "v2"}), query.fine_grained_lineage(NS, job.output, path_version="v2")),
+        (("/api/v1/column-lineage", {"nodeId": field_urn(NS, job.output, field)}),  # a DataHub URN as the node id
+         query.column_lineage(f"datasetField:{NS}:{job.output}:{field}")),
     ]
     for (path, params), expected in asks:
         response = _get(base, path, **params)
         assert response.status_code == 200, (path, response.text)
-        assert response.json() == expected.model_dump(mode="json"), path
+        assert response.json() == jsonable(expected), path
+    assert asks[6][1].fineGrainedLineages and asks[6][1].upstreams
     assert len(asks[4][1].root) > 1 and asks[5][1].connections  # answers with something in them
 
 

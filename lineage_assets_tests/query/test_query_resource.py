@@ -38,6 +38,8 @@ def test_the_resource_answers_like_the_class(warehouse):
         assert resource.column_lineage(FIELD, depth=3) == plain.column_lineage(FIELD, depth=3)
         assert resource.column_lineage(FIELD, with_downstream=True) == plain.column_lineage(FIELD, with_downstream=True)
         assert resource.lineage(f"job:{NS}:p1.job4", depth=1) == plain.lineage(f"job:{NS}:p1.job4", depth=1)
+        aspect = resource.fine_grained_lineage(NS, "p1.table4")
+        assert aspect == plain.fine_grained_lineage(NS, "p1.table4") and aspect.fineGrainedLineages
     assert len(resource.column_lineage(FIELD).graph) > 2
 
 

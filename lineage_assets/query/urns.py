@@ -1,0 +1,192 @@
+"""DataHub URNs in the query helper (DESIGN.md section 8): every query that takes a node id, or a
+dataset's namespace and name, also takes a dataset or schemaField URN, its field path in v1 or
+v2 form; and `fine_grained_lineage` exports a dataset's current column lineage as DataHub's
+`UpstreamLineage` aspect.
+
+A URN is resolved against the datasets the loaded commit knows (an index from URN to dataset,
+built once per commit on the first URN asked, `identity.datahub.UrnIndex`); a field path against
+the dataset's current schema, unflattened back into the schema facet's nested form so that a v2
+path (`[version=2.0].[type=struct].[type=array].[type=struct].items.sku`) finds the field the
+pipeline stores as `items._element.sku`. A path the schema does not hold is read as a v1 path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import duckdb
+
+from lineage_assets.identity.datahub import (
+    DataHubConfig,
+    FieldPath,
+    FieldUrn,
+    UrnIndex,
+    dataset_urn,
+    field_paths,
+    field_urn,
+    normalise_path,
+    parse_urn,
+    resolve_field,
+)
+from lineage_assets.query.datahub_models import FineGrainedLineage, Upstream, UpstreamLineage
+from lineage_assets.query.models import LineageGraph
+from lineage_assets.query.node_ids import NodeNotFound, NodeRef
+
+URN_PREFIX = "urn:li:"
+
+# Every dataset the current tables name (and, once the history is loaded, the history's): the
+# identifiers a URN can stand for. Aliases are included: an alias's URN resolves to the alias,
+# which the helper then maps to its canonical dataset like any other identifier.
+_CURRENT_DATASETS = """
+    SELECT dataset_namespace, dataset_name FROM edges
+    UNION SELECT namespace, name FROM cdf
+    UNION SELECT output_namespace, output_name FROM ccl
+    UNION SELECT input_namespace, input_name FROM ccl
+    UNION SELECT alias_namespace, alias_name FROM aliases
+"""
+_HISTORY_DATASETS = " UNION SELECT namespace, name FROM hist_versions UNION SELECT input_namespace, input_name FROM hist_cl"
+
+
+def is_urn(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(URN_PREFIX)
+
+
+def unflatten(rows: Iterable[tuple[str, str | None]]) -> list[dict]:
+    """The schema facet's nested `fields` back from its flattened (field_path, type) rows in
+    ordinal order (parents before their members, as `flatten_schema` writes them): a path's
+    parent is its longest proper dotted prefix that is itself a field."""
+    top: list[dict] = []
+    by_path: dict[str, dict] = {}
+    for path, type_text in rows:
+        entry: dict = {"name": path, "type": type_text}
+        cut = path.rfind(".")
+        while cut > 0:
+            parent = by_path.get(path[:cut])
+            if parent is not None:
+                entry["name"] = path[cut + 1:]
+                parent.setdefault("fields", []).append(entry)
+                break
+            cut = path.rfind(".", 0, cut)
+        else:
+            top.append(entry)
+        by_path.setdefault(path, entry)
+    return top
+
+
+class UrnResolver:
+    """URN -> node for one helper; its index follows the helper's loaded commit."""
+
+    def __init__(self, config: DataHubConfig):
+        self.config = config
+        self._key: tuple | None = None
+        self._index: UrnIndex | None = None
+
+    def _datasets(self, con: duckdb.DuckDBPyConnection, key: tuple) -> UrnIndex:
+        if key != self._key or self._index is None:
+            sql = _CURRENT_DATASETS + (_HISTORY_DATASETS if key[1] else "")
+            self._index = UrnIndex.build(con.execute(sql).fetchall(), self.config)
+            self._key = key
+        return self._index
+
+    def resolve(self, con: duckdb.DuckDBPyConnection, seq: int, urn: str, with_history: bool = False) -> NodeRef:
+        """The dataset or field node a URN names: ValueError when it is malformed or stands for
+        two datasets, NodeNotFound when no known dataset has it."""
+        parsed = parse_urn(urn)
+        found = self._datasets(con, (seq, with_history)).resolve(urn)
+        if found is None:
+            raise NodeNotFound(f"no dataset of the warehouse has the URN {urn!r} (ENV {self.config.env})")
+        namespace, name, _v1 = found
+        if not isinstance(parsed, FieldUrn):
+            return NodeRef("dataset", namespace, name)
+        field = resolve_field(self.paths(con, namespace, name, with_history), parsed.path)
+        return NodeRef("datasetField", namespace, name, field or normalise_path(parsed.path))
+
+    @staticmethod
+    def paths(con: duckdb.DuckDBPyConnection, namespace: str, name: str, with_history: bool = False) -> list[FieldPath]:
+        """The DataHub paths of a dataset's current schema (else, with the history loaded, of its
+        newest version with a schema)."""
+        rows = con.execute(
+            "SELECT field_path, type FROM cdf WHERE namespace = ? AND name = ? ORDER BY ordinal, field_path", [namespace, name],
+        ).fetchall()
+        if not rows and with_history:
+            rows = con.execute(
+                "SELECT f.field_path, f.type FROM hist_fields f JOIN hist_versions v USING (version_id) "
+                "WHERE f.namespace = ? AND f.name = ? "
+                "QUALIFY dense_rank() OVER (ORDER BY v.created_at DESC, v.version_id DESC) = 1 ORDER BY f.field_path",  # parents first
+                [namespace, name],
+            ).fetchall()
+        return field_paths(unflatten(rows))
+
+    def dataset_urn(self, namespace: str, name: str) -> str:
+        return dataset_urn(namespace, name, self.config)
+
+
+def _operation(transformation: dict | None, legacy_type: str | None, legacy_description: str | None) -> str | None:
+    """`TYPE:SUBTYPE`, `:MASKED` when the transformation masks, then the description in
+    parentheses: DataHub's aspect has one free-text field for the operation, and the converter's
+    loss of masking and descriptions is what this export does not repeat."""
+    if transformation is None:
+        text, description = legacy_type, legacy_description
+    else:
+        parts = [transformation.get("type") or "UNKNOWN", transformation.get("subtype") or "UNKNOWN"]
+        if transformation.get("masking"):
+            parts.append("MASKED")
+        text, description = ":".join(parts), transformation.get("description")
+    if description:
+        text = f"{text} ({description})" if text else f"({description})"
+    return text
+
+
+def upstream_lineage(
+    graph: LineageGraph, namespace: str, name: str, upstream_datasets: Iterable[tuple[str, str]],
+    urn_of: Callable[[str, str], str], field_urn_of: Callable[[str, str, str], str],
+) -> UpstreamLineage:
+    """The `upstreamLineage` aspect of a dataset from its depth-1 column answer: `upstreams`, one
+    per dataset its current writers read (TRANSFORMED) or a column edge names; one
+    `fineGrainedLineages` entry per (downstream field, distinct transformation) with every input
+    field that transformation reads (FIELD_SET -> FIELD). Ordered, so equal answers give equal
+    aspects."""
+    groups: dict[tuple[str, str | None], set[str]] = {}
+    datasets = set(upstream_datasets)
+    for node in graph.graph:
+        data = node.data
+        if (data["namespace"], data["dataset"]) != (namespace, name):
+            continue
+        downstream = field_urn_of(namespace, name, data["field"])
+        for entry in data["inputFields"]:
+            datasets.add((entry["namespace"], entry["dataset"]))
+            upstream = field_urn_of(entry["namespace"], entry["dataset"], entry["field"])
+            kinds = entry["transformations"] or [None]
+            for t in kinds:
+                op = _operation(t, entry.get("transformationType"), entry.get("transformationDescription"))
+                groups.setdefault((downstream, op), set()).add(upstream)
+    fine = [
+        FineGrainedLineage(upstreamType="FIELD_SET", upstreams=sorted(ups), downstreamType="FIELD", downstreams=[down],
+                           transformOperation=op)
+        for (down, op), ups in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))
+    ]
+    upstreams = sorted({urn_of(ns, nm) for ns, nm in datasets})
+    return UpstreamLineage(
+        upstreams=[Upstream(dataset=u, type="TRANSFORMED") for u in upstreams],
+        fineGrainedLineages=fine or None,
+    )
+
+
+def field_urn_function(resolver: UrnResolver, con: duckdb.DuckDBPyConnection, path_version: str) -> Callable[[str, str, str], str]:
+    """(namespace, name, field) -> field URN, its path in `path_version` form ('v1' or 'v2';
+    a v2 path comes from the dataset's current schema, v1 when the schema lacks the field)."""
+    if path_version not in ("v1", "v2"):
+        raise ValueError(f"path_version must be 'v1' or 'v2', not {path_version!r}")
+    cache: dict[tuple[str, str], dict[str, FieldPath]] = {}
+
+    def make(namespace: str, name: str, field: str) -> str:
+        by_name = cache.get((namespace, name))
+        if by_name is None:
+            by_name = cache[(namespace, name)] = {}
+            for p in resolver.paths(con, namespace, name):
+                by_name.setdefault(p.ol_name, p)
+        known = by_name.get(field)
+        path = field if known is None else (known.v2 if path_version == "v2" else known.v1)
+        return field_urn(namespace, name, path, resolver.config)
+
+    return make
