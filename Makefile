@@ -43,8 +43,9 @@ dev: check-java $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 validate: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster definitions validate -w workspace.yaml
 
+# Query latency on a platform-shaped graph (100,000 jobs; field history: 10,000 jobs x 30 days).
 bench: $(STAMP)
-	$(BIN)/python benchmarks/query_latency.py --jobs $${JOBS:-10000} --column-edges $${COLUMN_EDGES:-1000000}
+	$(BIN)/python benchmarks/query_latency.py $${JOBS:+--jobs $$JOBS} $${DAYS:+--days $$DAYS} $${SAMPLES:+--samples $$SAMPLES}
 
 # The pipeline against a bare spark.read.json + Parquet write of the same input (cases a-d).
 bench-pipeline: check-java $(STAMP)

@@ -27,6 +27,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lineage_assets import LineageQuery  # noqa: E402
+from lineage_assets.identity.datahub import dataset_urn, field_urn  # noqa: E402
 from lineage_assets.query import synthetic_platform  # noqa: E402
 from lineage_assets.query.synthetic import ALIAS_NS, NS, alias_of, build  # noqa: E402
 
@@ -82,6 +83,14 @@ def platform(args) -> None:
               args.samples, args.depth)
         _time("column_lineage(dataset)", lambda: query.column_lineage(f"dataset:{ns}:{rng.choice(fielded).output}", depth=args.depth),
               args.samples, args.depth)
+        began = time.perf_counter()
+        query.lineage(dataset_urn(ns, jobs[0].output), depth=0)
+        print(f"first URN (builds the URN index of {sizes['datasets'] if 'datasets' in sizes else 'every'} datasets): {time.perf_counter() - began:.2f}s")
+        _time("lineage(dataset URN)", lambda: query.lineage(dataset_urn(ns, rng.choice(jobs).output), depth=args.depth), args.samples, args.depth)
+        _time("column_lineage(field URN)", lambda: query.column_lineage(
+            field_urn(ns, *(lambda j: (j.output, rng.choice(j.edges)[0]))(rng.choice(fielded))), depth=args.depth), args.samples, args.depth)
+        _time("fine_grained_lineage (DataHub aspect)",
+              lambda: type("A", (), {"root": query.fine_grained_lineage(ns, rng.choice(fielded).output).fineGrainedLineages})(), args.samples)
 
 
 def history(args) -> None:

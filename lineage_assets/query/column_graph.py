@@ -18,7 +18,7 @@ import duckdb
 
 from lineage_assets.query.current_fields import CurrentFields
 from lineage_assets.query.field_history import WINDOW_EDGES_SQL, WINDOW_RUNS_SQL, Window, WindowIndex
-from lineage_assets.query.models import Edge, LineageGraph, Node
+from lineage_assets.query.models import LineageGraph, answer, edge, no_cycle_collection, node
 from lineage_assets.query.node_ids import NodeNotFound, NodeRef, field_node
 from lineage_assets.warehouse import commits
 
@@ -220,11 +220,12 @@ class ColumnGraph:
         """The answer from `seeds`. Current answers hide the fields of temporary datasets unless
         `include_temporary` (`_bridge`); point-in-time answers show every field."""
         bridge = not include_temporary and not versioned and bool(self.temporary)
-        if versioned:
-            edge_rows = self._versioned_rows(seeds, depth, downstream)
-        else:
-            edge_rows = self.current.rows_around(seeds, depth, downstream, bridge)
-        return self._graph(edge_rows, versioned, hide=self.temporary if bridge else set(), keep={tuple(s[:3]) for s in seeds})
+        with no_cycle_collection():
+            if versioned:
+                edge_rows = self._versioned_rows(seeds, depth, downstream)
+            else:
+                edge_rows = self.current.rows_around(seeds, depth, downstream, bridge)
+            return self._graph(edge_rows, versioned, hide=self.temporary if bridge else set(), keep={tuple(s[:3]) for s in seeds})
 
     def _versioned_rows(self, seeds: list[tuple], depth: int, downstream: bool) -> list[dict]:
         """The history edges of a point-in-time answer (a recursive walk over `hist_edges`)."""
@@ -312,12 +313,8 @@ class ColumnGraph:
                 ],
             }
             this = node_id(k)
-            graph.append(Node.model_construct(
-                id=this, type="DATASET_FIELD", data=data,
-                inEdges=[Edge.model_construct(origin=o, destination=this) for o in sorted(n["in"])],
-                outEdges=[Edge.model_construct(origin=this, destination=d) for d in sorted(n["out"])],
-            ))
-        return LineageGraph.model_construct(graph=graph)
+            graph.append(node(this, "DATASET_FIELD", data, [edge(o, this) for o in sorted(n["in"])], [edge(this, d) for d in sorted(n["out"])]))
+        return answer(graph)
 
 
 def _bridge(nodes: dict[tuple, dict], hidden: set[tuple], node_id) -> None:
@@ -336,11 +333,11 @@ def _bridge(nodes: dict[tuple, dict], hidden: set[tuple], node_id) -> None:
                 out.append((src, entry, list(entry["transformations"]), []))
         return out
 
-    for k, node in nodes.items():
+    for k, item in nodes.items():
         if k in hidden:
             continue
         inputs: dict[tuple, dict] = {}
-        for src, entry in node["inputs"].items():
+        for src, entry in item["inputs"].items():
             if src not in hidden:
                 inputs.setdefault(src, {**entry, "transformations": list(entry["transformations"])})
                 continue
@@ -352,12 +349,12 @@ def _bridge(nodes: dict[tuple, dict], hidden: set[tuple], node_id) -> None:
                 for hop in [node_id(src), *through]:
                     if hop not in merged.setdefault("through", []):
                         merged["through"].append(hop)
-        node["inputs"] = inputs
+        item["inputs"] = inputs
     for k in hidden:
         del nodes[k]
-    for node in nodes.values():
-        node["in"], node["out"] = set(), set()
-    for k, node in nodes.items():
-        for src in node["inputs"]:
-            node["in"].add(node_id(src))
+    for item in nodes.values():
+        item["in"], item["out"] = set(), set()
+    for k, item in nodes.items():
+        for src in item["inputs"]:
+            item["in"].add(node_id(src))
             nodes[src]["out"].add(node_id(k))

@@ -102,10 +102,10 @@ class CurrentFields:
         if self.edges is None:
             return []
         start = [f for f in (self.fid(*seed[:3]) for seed in seeds) if f is not None]
-        up = self.adjacency.walk(start, depth, bridge=bridge)
-        picked = [self.adjacency.edges_from([n for n, hops in up.items() if hops < depth])]
+        nodes, hops = self.adjacency.walk_arrays(start, depth, bridge=bridge)
+        picked = [self.adjacency.edges_from(nodes[hops < depth])]
         if downstream:
-            down = self.adjacency.walk(start, depth, backward=True, bridge=bridge)
-            picked.append(self.adjacency.edges_from([n for n, hops in down.items() if hops < depth], backward=True))
+            nodes, hops = self.adjacency.walk_arrays(start, depth, backward=True, bridge=bridge)
+            picked.append(self.adjacency.edges_from(nodes[hops < depth], backward=True))
         rows = np.unique(np.concatenate(picked))
         return self.edges.take(pa.array(rows, pa.int64())).to_pylist() if len(rows) else []

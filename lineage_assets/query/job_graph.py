@@ -6,15 +6,25 @@ counts job hops, so entering a dataset costs nothing and entering a job one hop:
 job reaches, within depth d, the jobs that share a dataset with it d times over, and stops when
 nothing new is found. The rows of the answer are kept per job, so an answer costs its own jobs
 and edges.
+
+An answer's objects are mostly made at load: each edge (`Edge` is frozen, so answers share
+them), each job's data and its sorted edge lists, each dataset's data, and one rank per node in
+the answer's order. An answer then copies what it holds (a dict and two lists per job) and
+gathers its datasets' edges, already in order: about 3 us a node, so that a depth-20 answer of
+40,000 nodes through a hub dataset takes a tenth of a second. Answers that hide temporary
+datasets behind bridges are built row by row (`lineage_query._graph`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import duckdb
 import numpy as np
 
+from lineage_assets.query.models import Edge, LineageGraph, Node, answer, edge, node
+from lineage_assets.query.node_ids import dataset_node
 from lineage_assets.query.traversal import Adjacency
 
 JOB_COLUMNS = (
@@ -31,10 +41,21 @@ class JobGraph:
     job_rows: list[tuple | None] = field(default_factory=list)  # per job node: its `jobs` row (JOB_COLUMNS)
     edges_of: list[list[tuple]] = field(default_factory=list)  # per job node: its `edges` rows (EDGE_COLUMNS), sorted
     adjacency: Adjacency = field(default_factory=lambda: Adjacency(0, [], []))
+    # made at load for `answer` (index: job node, or dataset node - number of jobs)
+    job_data: list[dict | None] = field(default_factory=list)
+    job_edges: list[tuple[tuple[Edge, ...], tuple[Edge, ...]]] = field(default_factory=list)  # (in, out), each sorted
+    job_datasets: list[tuple[tuple[int, Edge, bool], ...]] = field(default_factory=list)  # (dataset, edge, is output)
+    job_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # order of job ids
+    has_temporary: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    dataset_ids: list[str] = field(default_factory=list)
+    dataset_data: list[dict] = field(default_factory=list)
+    node_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # jobs, then datasets: answer order
+    shared_ids: frozenset[str] = frozenset()  # ids that two nodes have
 
     @classmethod
-    def load(cls, con: duckdb.DuckDBPyConnection) -> JobGraph:
-        """From the `jobs` and `edges` tables of the connection (`LineageQuery._load`)."""
+    def load(cls, con: duckdb.DuckDBPyConnection, aliases_of=lambda namespace, name: []) -> JobGraph:
+        """From the `jobs` and `edges` tables of the connection (`LineageQuery._load`);
+        `aliases_of(namespace, name)` gives a dataset's aliases for its data."""
         graph = cls()
         jobs = con.execute(f"SELECT {JOB_COLUMNS} FROM jobs ORDER BY job_namespace, job_name").fetchall()
         edges = con.execute(f"SELECT {EDGE_COLUMNS}, job_namespace, job_name FROM edges ORDER BY 1, 2, 3").fetchall()
@@ -57,7 +78,97 @@ class JobGraph:
         free = np.zeros(size, dtype=bool)
         free[count:] = True  # entering a dataset is no job hop
         graph.adjacency = Adjacency(size, source, target, free)
+        graph._prepare_answers(aliases_of)
         return graph
+
+    def _prepare_answers(self, aliases_of) -> None:
+        count = len(self.job_rows)
+        self.dataset_ids = [""] * len(self.dataset_index)
+        self.dataset_data = [{}] * len(self.dataset_index)
+        self.has_temporary = np.zeros(count, dtype=bool)
+        job_ids = [""] * count
+        for j, row in enumerate(self.job_rows):
+            if row is None:
+                self.job_data.append(None)
+                continue
+            job_id, ns, name, version, run_id, state, ended_at, unknown, code, component, temporary = row
+            job_ids[j] = job_id
+            self.job_data.append({
+                "namespace": ns, "name": name, "currentVersion": version, "latestRunId": run_id,
+                "latestRunState": state, "latestRunEndedAt": ended_at.isoformat() if ended_at else None,
+                "lineageUnknown": unknown, "codeVersion": code, "componentId": component,
+                "temporaryDatasets": [dataset_node(d["namespace"], d["name"]) for d in temporary or []],
+            })
+        for j, rows in enumerate(self.edges_of):
+            ins, outs, touched = [], [], []
+            for job_id, dataset_id, direction, ns, name, component, temporary in rows:
+                job_ids[j] = job_ids[j] or job_id
+                d = self.dataset_index[(ns, name)] - count
+                if not self.dataset_ids[d]:
+                    self.dataset_ids[d] = dataset_id
+                    self.dataset_data[d] = {"namespace": ns, "name": name, "componentId": component,
+                                            "aliases": aliases_of(ns, name), "temporary": bool(temporary)}
+                output = direction != "INPUT"
+                link = edge(job_id, dataset_id) if output else edge(dataset_id, job_id)
+                (outs if output else ins).append(link)
+                touched.append((d, link, output))
+                self.has_temporary[j] |= bool(temporary)
+            self.job_edges.append((tuple(sorted(ins, key=_edge_key)), tuple(sorted(outs, key=_edge_key))))
+            self.job_datasets.append(tuple(touched))
+        keys = [(job_ids[j], "JOB", *key) for key, j in self.job_index.items()]
+        keys += [(self.dataset_ids[d - count], "DATASET", *key) for key, d in self.dataset_index.items()]
+        index = [self.job_index[k[2:]] for k in keys[:count]] + [self.dataset_index[k[2:]] for k in keys[count:]]
+        order = sorted(range(len(keys)), key=lambda i: keys[i])
+        self.node_rank = np.empty(len(keys), dtype=np.int64)
+        self.node_rank[np.asarray([index[i] for i in order], dtype=np.int64)] = np.arange(len(keys))
+        self.job_rank = self.node_rank[:count]
+        seen: set[str] = set()
+        self.shared_ids = frozenset(k[0] for k in keys if k[0] in seen or seen.add(k[0]))
+
+    def answer(self, jobs: np.ndarray, start: Node) -> LineageGraph:
+        """The answer of the jobs `jobs` (job nodes, none of them touching a temporary dataset
+        that is to be hidden): every job with all its edges, the datasets they touch with the
+        edges to them, and `start` (the node asked for) when none of these is it."""
+        count = len(self.job_rows)
+        jobs = jobs[np.argsort(self.job_rank[jobs], kind="stable")]  # job id order: the datasets' edges come sorted
+        built: list[Node] = []
+        at: list[int] = []
+        datasets: dict[int, tuple[list, list]] = {}  # dataset -> (in edges, out edges)
+        job_data, job_rows, job_edges, job_datasets = self.job_data, self.job_rows, self.job_edges, self.job_datasets
+        for j in jobs.tolist():
+            data = job_data[j]
+            if data is None:
+                continue
+            data = data.copy()
+            if data["temporaryDatasets"]:
+                data["temporaryDatasets"] = list(data["temporaryDatasets"])
+            ins, outs = job_edges[j]
+            built.append(node(job_rows[j][0], "JOB", data, list(ins), list(outs)))
+            at.append(j)
+            for d, link, output in job_datasets[j]:
+                lists = datasets.get(d)
+                if lists is None:
+                    lists = datasets[d] = ([], [])
+                lists[0 if output else 1].append(link)
+        for d, (ins, outs) in datasets.items():
+            built.append(node(self.dataset_ids[d], "DATASET", self.dataset_data[d].copy(), ins, outs))
+            at.append(count + d)
+        order = np.argsort(self.node_rank[np.asarray(at, dtype=np.int64)], kind="stable").tolist() if at else []
+        nodes = [built[i] for i in order]
+        key = (start.type, start.data["namespace"], start.data["name"])
+        if start.type == "JOB":
+            present = key[1:] in self.job_index and self.job_index[key[1:]] in set(jobs.tolist())
+        else:
+            present = key[1:] in self.dataset_index and self.dataset_index[key[1:]] - count in datasets
+        if not present:
+            nodes.append(start)
+            nodes.sort(key=lambda n: (n.id, n.type, n.data["namespace"], n.data["name"]))
+        if self.shared_ids:
+            ids = [n.id for n in nodes if n.id in self.shared_ids]
+            for n in nodes:
+                if n.id in self.shared_ids and ids.count(n.id) > 1:
+                    n.data["ambiguousId"] = True
+        return answer(nodes)
 
     def has_job(self, namespace: str, name: str) -> bool:
         return (namespace, name) in self.job_index
@@ -65,15 +176,25 @@ class JobGraph:
     def has_dataset(self, namespace: str, name: str) -> bool:
         return (namespace, name) in self.dataset_index
 
-    def around(self, kind: str, namespace: str, name: str, depth: int) -> tuple[list[tuple], list[tuple]]:
-        """(job rows, edge rows) of the jobs within `depth` job hops of a job, or of the jobs
-        touching a dataset (those at hop 0)."""
+    def reach(self, kind: str, namespace: str, name: str, depth: int) -> np.ndarray:
+        """The job nodes within `depth` job hops of a job, or of the jobs touching a dataset
+        (those at hop 0), sorted."""
         if kind == "job":
             seeds = [self.job_index[(namespace, name)]]
         else:
-            node = self.dataset_index.get((namespace, name))
-            seeds = [] if node is None else self.adjacency.backward.around(node)[0].tolist()
-        hops = self.adjacency.walk(seeds, depth, both=True, bridge=True)
-        found = [n for n in hops if n < len(self.job_rows)]
-        edges = sorted((e for n in found for e in self.edges_of[n]), key=lambda e: e[:3])
-        return [self.job_rows[n] for n in found if self.job_rows[n] is not None], edges
+            at = self.dataset_index.get((namespace, name))
+            seeds = [] if at is None else self.adjacency.backward.around(at)[0].tolist()
+        nodes, _hops = self.adjacency.walk_arrays(seeds, depth, both=True, bridge=True)
+        return np.sort(nodes[nodes < len(self.job_rows)])
+
+    def rows(self, jobs: np.ndarray) -> tuple[list[tuple], list[tuple]]:
+        """(job rows, edge rows) of job nodes."""
+        found = jobs.tolist()
+        return [self.job_rows[n] for n in found if self.job_rows[n] is not None], [e for n in found for e in self.edges_of[n]]
+
+    def around(self, kind: str, namespace: str, name: str, depth: int) -> tuple[list[tuple], list[tuple]]:
+        """(job rows, edge rows) of `reach`."""
+        return self.rows(self.reach(kind, namespace, name, depth))
+
+
+_edge_key = attrgetter("origin", "destination")

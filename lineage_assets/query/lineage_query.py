@@ -22,7 +22,7 @@ from lineage_assets.query.datahub_models import UpstreamLineage
 from lineage_assets.query.field_history import Window, field_edges, field_list, mappings, operations
 from lineage_assets.query.field_models import DatasetResource, FieldList, FieldMappings, FieldOperations
 from lineage_assets.query.job_graph import JobGraph
-from lineage_assets.query.models import Edge, LineageGraph, Node
+from lineage_assets.query.models import LineageGraph, Node, answer, edge, no_cycle_collection, node
 from lineage_assets.query.traversal import check_depth
 from lineage_assets.query.urns import UrnResolver, field_urn_function, is_urn, upstream_lineage
 from lineage_assets.query.node_ids import (
@@ -106,7 +106,7 @@ class LineageQuery:
         self._aliases = {}
         for a, b, c, d in rows:
             self._aliases.setdefault((c, d), []).append({"namespace": a, "name": b})
-        self._jobs = JobGraph.load(con)
+        self._jobs = JobGraph.load(con, self.aliases_of)
         self._columns.load_current(commit)
 
     # ------------------------------------------------------------------ resolution
@@ -178,8 +178,12 @@ class LineageQuery:
         with self._lock:
             self._refresh()
             ref = self.resolve(node_id, node_type=node_type, namespace=namespace, name=name)
-            job_rows, edge_rows = self._jobs.around(ref.kind, ref.namespace, ref.name, depth)
-        return _graph(ref, job_rows, edge_rows, self.aliases_of, include_temporary)
+            with no_cycle_collection():
+                jobs = self._jobs.reach(ref.kind, ref.namespace, ref.name, depth)
+                if include_temporary or not self._jobs.has_temporary[jobs].any():
+                    return self._jobs.answer(jobs, _start_node(ref, self.aliases_of))
+                job_rows, edge_rows = self._jobs.rows(jobs)
+                return _graph(ref, job_rows, edge_rows, self.aliases_of, include_temporary)
 
     # ------------------------------------------------------------------ column lineage
 
@@ -476,6 +480,11 @@ def _timestamp(value) -> dt.datetime | None:
         raise ValueError(f"lineage_at {value.isoformat()} is out of the range of UTC timestamps") from exc
 
 
+def _start_node(start: NodeRef, aliases_of) -> Node:
+    """The node asked for, as an answer shows it when no edge of the answer touches it."""
+    return node(start.id, KINDS[start.kind], {"namespace": start.namespace, "name": start.name, "aliases": aliases_of(start.namespace, start.name)})
+
+
 def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliases_of, include_temporary: bool = True) -> LineageGraph:
     """Build the answer. Nodes are keyed by (type, namespace, name): two datasets whose string ids
     coincide (namespace 'a', name 'b:c' and namespace 'a:b', name 'c') stay two nodes, both
@@ -491,48 +500,41 @@ def _graph(start: NodeRef, job_rows: list[tuple], edge_rows: list[tuple], aliase
     for job_id, ns, name, version, run_id, state, ended_at, unknown, code, component, temporary in job_rows:
         key = ("JOB", ns, name)
         job_keys[job_id] = key
-        nodes[key] = Node.model_construct(
-            id=job_id,
-            type="JOB",
-            data={
-                "namespace": ns, "name": name, "currentVersion": version, "latestRunId": run_id,
-                "latestRunState": state, "latestRunEndedAt": ended_at.isoformat() if ended_at else None,
-                "lineageUnknown": unknown, "codeVersion": code, "componentId": component,
-                "temporaryDatasets": [dataset_node(d["namespace"], d["name"]) for d in temporary or []],
-            },
-        )
+        nodes[key] = node(job_id, "JOB", {
+            "namespace": ns, "name": name, "currentVersion": version, "latestRunId": run_id,
+            "latestRunState": state, "latestRunEndedAt": ended_at.isoformat() if ended_at else None,
+            "lineageUnknown": unknown, "codeVersion": code, "componentId": component,
+            "temporaryDatasets": [dataset_node(d["namespace"], d["name"]) for d in temporary or []],
+        })
     for job_id, dataset_id, direction, ns, name, component, temporary in edge_rows:
         key = ("DATASET", ns, name)
         dataset = nodes.get(key)
         if dataset is None:
-            dataset = nodes[key] = Node.model_construct(id=dataset_id, type="DATASET", data={
+            dataset = nodes[key] = node(dataset_id, "DATASET", {
                 "namespace": ns, "name": name, "componentId": component, "aliases": aliases_of(ns, name), "temporary": bool(temporary),
             })
         job = nodes[job_keys[job_id]]
         if direction == "INPUT":
-            edge = Edge.model_construct(origin=dataset_id, destination=job_id)
-            dataset.outEdges.append(edge)
-            job.inEdges.append(edge)
+            link = edge(dataset_id, job_id)
+            dataset.outEdges.append(link)
+            job.inEdges.append(link)
         else:
-            edge = Edge.model_construct(origin=job_id, destination=dataset_id)
-            job.outEdges.append(edge)
-            dataset.inEdges.append(edge)
+            link = edge(job_id, dataset_id)
+            job.outEdges.append(link)
+            dataset.inEdges.append(link)
     for writer, reader, through in bridges:
-        edge = Edge.model_construct(origin=writer, destination=reader)
-        nodes[job_keys[writer]].outEdges.append(edge)
-        nodes[job_keys[reader]].inEdges.append(edge)
+        link = edge(writer, reader)
+        nodes[job_keys[writer]].outEdges.append(link)
+        nodes[job_keys[reader]].inEdges.append(link)
         nodes[job_keys[writer]].data.setdefault("bridged", []).append({"to": reader, "through": through})
     if start_key not in nodes:  # a dataset no current job touches
-        nodes[start_key] = Node.model_construct(
-            id=start.id, type=KINDS[start.kind],
-            data={"namespace": start.namespace, "name": start.name, "aliases": aliases_of(start.namespace, start.name)},
-        )
+        nodes[start_key] = _start_node(start, aliases_of)
     by_id: dict[str, int] = {}
-    for node in nodes.values():
-        by_id[node.id] = by_id.get(node.id, 0) + 1
-    for node in nodes.values():
-        if by_id[node.id] > 1:
-            node.data["ambiguousId"] = True
-        node.inEdges.sort(key=lambda e: (e.origin, e.destination))
-        node.outEdges.sort(key=lambda e: (e.origin, e.destination))
-    return LineageGraph.model_construct(graph=[nodes[k] for k in sorted(nodes, key=lambda k: (nodes[k].id, k))])
+    for built in nodes.values():
+        by_id[built.id] = by_id.get(built.id, 0) + 1
+    for built in nodes.values():
+        if by_id[built.id] > 1:
+            built.data["ambiguousId"] = True
+        built.inEdges.sort(key=lambda e: (e.origin, e.destination))
+        built.outEdges.sort(key=lambda e: (e.origin, e.destination))
+    return answer([nodes[k] for k in sorted(nodes, key=lambda k: (nodes[k].id, k))])

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Edge(BaseModel):
+    """Frozen: the query helper makes each edge of a loaded snapshot once and answers share it."""
+
+    model_config = ConfigDict(frozen=True)
+
     origin: str
     destination: str
 
@@ -21,8 +28,9 @@ class Node(BaseModel):
 
 
 class LineageGraph(BaseModel):
-    """An answer. The helper builds answers with `model_construct` (no validation: every value
-    comes from the warehouse typed), so a large answer costs its rows, not their validation."""
+    """An answer. The helper builds answers with `edge`, `node` and `answer` below (no
+    validation: every value comes from the warehouse typed), so a large answer costs its rows,
+    not their validation."""
 
     graph: list[Node] = Field(default_factory=list)
 
@@ -35,3 +43,54 @@ class LineageGraph(BaseModel):
     @property
     def ids(self) -> set[str]:
         return {n.id for n in self.graph}
+
+
+# ----------------------------------------------------------------------------- building answers
+#
+# A depth-20 answer on a platform graph with hub datasets can hold 40,000 nodes and 58,000 edges.
+# `model_construct` costs about 2.5 us an object (and, for a field left to a `default_factory`,
+# pydantic inspects the factory's signature on every call: 150 us for `list`); these set the
+# instance's state directly, as `model_construct` does once its arguments are checked: about
+# 0.6 us. Every field is given, so `fields_set` is all of them and one shared set serves
+# (pydantic only ever adds to it, and adding a field already in it changes nothing).
+
+_set = object.__setattr__
+_EDGE_FIELDS = set(Edge.model_fields)
+_NODE_FIELDS = set(Node.model_fields)
+_GRAPH_FIELDS = set(LineageGraph.model_fields)
+
+
+def _instance(cls: type[BaseModel], values: dict, fields: set[str]) -> Any:
+    obj = object.__new__(cls)
+    _set(obj, "__dict__", values)
+    _set(obj, "__pydantic_fields_set__", fields)
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
+
+
+def edge(origin: str, destination: str) -> Edge:
+    return _instance(Edge, {"origin": origin, "destination": destination}, _EDGE_FIELDS)
+
+
+def node(node_id: str, kind: str, data: dict[str, Any], in_edges: list[Edge] | None = None, out_edges: list[Edge] | None = None) -> Node:
+    return _instance(Node, {"id": node_id, "type": kind, "data": data, "inEdges": in_edges if in_edges is not None else [],
+                            "outEdges": out_edges if out_edges is not None else []}, _NODE_FIELDS)
+
+
+def answer(nodes: list[Node]) -> LineageGraph:
+    return _instance(LineageGraph, {"graph": nodes}, _GRAPH_FIELDS)
+
+
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """Build a large answer without the cycle collector: an answer is a tree of new objects, freed
+    by reference counting, and the collector, run every few hundred allocations, would walk the
+    growing answer again and again (half the time of a 40,000-node answer)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

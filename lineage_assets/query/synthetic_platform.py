@@ -65,7 +65,33 @@ def platform_jobs(jobs: int, seed: int = 7, hubs: int = 5, hub_share: float = 0.
             out.append(Job(name, output, inputs, fields_of[output], sorted(set(edges)), component))
             outputs.append(output)
         pipeline += 1
+    _connect_components(out)
     return out
+
+
+def _connect_components(jobs: list[Job]) -> None:
+    """Each job's `component` as the pipeline writes it: the smallest job id of its connected
+    component (pipelines that read a hub are one component with the hub's writer)."""
+    parent = list(range(len(jobs)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    writer = {job.output: i for i, job in enumerate(jobs)}
+    for i, job in enumerate(jobs):
+        for name in job.inputs:
+            a, b = root(i), root(writer[name])
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    smallest: dict[int, str] = {}
+    for i, job in enumerate(jobs):
+        r, job_id = root(i), f"job:{NS}:{job.name}"
+        smallest[r] = min(smallest.get(r, job_id), job_id)
+    for i, job in enumerate(jobs):
+        job.component = smallest[root(i)]
 
 
 def _table(table: t.Table, columns: dict[str, list]) -> pa.Table:

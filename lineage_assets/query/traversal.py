@@ -10,7 +10,7 @@ hidden temporary datasets a bridged answer looks through.
 
 from __future__ import annotations
 
-from collections import deque
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -61,43 +61,79 @@ class Adjacency:
         self.free = np.zeros(size, dtype=bool) if free is None else np.asarray(list(free) if not isinstance(free, np.ndarray) else free, dtype=bool)
         if self.free.shape != (size,):
             raise ValueError("free must hold one flag per node")
+        self._hops = np.full(size, -1, dtype=np.int32)  # scratch of a walk: -1 = not reached; reset after each walk
+        self._scratch_lock = threading.Lock()
 
     def walk(self, seeds: Iterable[int], depth: int, *, backward: bool = False, both: bool = False, bridge: bool = False) -> dict[int, int]:
         """{node: fewest hops} of every node within `depth` hops of a seed (seeds at 0),
         following edges forward (or backward, or both ways). With `bridge`, entering a `free`
         node costs no hop. Only nodes nearer than `depth` are expanded (a free node beside one
         at `depth` is not reached)."""
-        rows = [self.backward] if backward else [self.forward]
-        if both:
-            rows = [self.forward, self.backward]
-        hops: dict[int, int] = {}
-        queue: deque[int] = deque()
-        for seed in seeds:
-            if seed not in hops:
-                hops[seed] = 0
-                queue.append(seed)
-        free = self.free
-        while queue:
-            node = queue.popleft()
-            here = hops[node]
-            if here >= depth:
-                continue
-            for direction in rows:
-                targets, _edges = direction.around(node)
-                for other in targets.tolist():
-                    cost = 0 if bridge and free[other] else 1
-                    there = here + cost
-                    if there > depth or hops.get(other, depth + 1) <= there:
-                        continue
-                    hops[other] = there
-                    if cost:
-                        queue.append(other)
-                    else:
-                        queue.appendleft(other)
-        return hops
+        nodes, hops = self.walk_arrays(seeds, depth, backward=backward, both=both, bridge=bridge)
+        return dict(zip(nodes.tolist(), hops.tolist()))
+
+    def walk_arrays(
+        self, seeds: Iterable[int], depth: int, *, backward: bool = False, both: bool = False, bridge: bool = False,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`walk` as two arrays (nodes in the order found, their hops). Breadth-first by levels,
+        each level one set of array operations: the neighbours of the whole frontier are one
+        gather from the compressed rows, so the Python work is per level, not per node. Within a
+        level, free nodes entered (with `bridge`) join the level and are expanded in turn."""
+        rows = [self.forward, self.backward] if both else [self.backward if backward else self.forward]
+        seed_array = np.unique(np.fromiter((int(n) for n in seeds), dtype=np.int64))
+        if len(seed_array) and (seed_array[0] < 0 or seed_array[-1] >= self.size):
+            raise ValueError("seeds must name nodes 0..size-1")
+        with self._scratch_lock:
+            hops = self._hops
+            found = [seed_array]
+            hops[seed_array] = 0
+            try:
+                frontier, level = seed_array, 0
+                while len(frontier) and level < depth:
+                    reached = []
+                    current = frontier
+                    while len(current):  # this level's nodes, and the free nodes they enter
+                        near = _gather(rows, current)
+                        near = np.unique(near[hops[near] < 0])
+                        if not len(near):
+                            break
+                        if bridge:
+                            zero = self.free[near]
+                            current, paid = near[zero], near[~zero]
+                        else:
+                            current, paid = near[:0], near
+                        hops[current] = level
+                        hops[paid] = level + 1
+                        found += [current, paid]
+                        reached.append(paid)
+                    frontier = np.concatenate(reached) if reached else seed_array[:0]
+                    level += 1
+                nodes = np.concatenate(found)
+                return nodes, hops[nodes].astype(np.int64)
+            finally:
+                for part in found:
+                    hops[part] = -1
 
     def edges_from(self, nodes: Iterable[int], *, backward: bool = False) -> np.ndarray:
         """The edge numbers leaving `nodes` (entering them with `backward`), sorted, each once."""
         rows = self.backward if backward else self.forward
-        parts = [rows.around(n)[1] for n in nodes]
-        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        array = nodes if isinstance(nodes, np.ndarray) else np.fromiter((int(n) for n in nodes), dtype=np.int64)
+        return np.unique(_gather([rows], array.astype(np.int64, copy=False), edges=True))
+
+
+def _gather(rows: list[_Rows], nodes: np.ndarray, edges: bool = False) -> np.ndarray:
+    """The neighbours (or edge numbers) of all `nodes` in the compressed rows given, with
+    repeats: one slice per node, taken at once."""
+    parts = []
+    for direction in rows:
+        starts = direction.offsets[nodes]
+        lengths = direction.offsets[nodes + 1] - starts
+        total = int(lengths.sum())
+        if not total:
+            continue
+        ends = np.cumsum(lengths)
+        index = np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)
+        parts.append((direction.edges if edges else direction.targets)[index])
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
