@@ -46,25 +46,34 @@ def _ingest(settings: LineageSettings) -> int:
     return 1 if report.failed else 0
 
 
-def _query(args, warehouse: str) -> int:
+def _answered(warehouse: str, ask, usage_errors: tuple[type[Exception], ...] = (ValueError,)) -> tuple[int, object]:
+    """(exit code, answer) of `ask(query)` on the warehouse: 0 answered, 2 a bad argument (one of
+    `usage_errors`) or no warehouse, 3 not found, 4 the warehouse could not be read; errors printed."""
     from lineage_assets import LineageQuery, NodeNotFound
-    from lineage_assets.query.render import as_json, as_table, as_tree
 
     if not Path(warehouse).is_dir():
         print(f"error: warehouse {warehouse} does not exist (run `lineage-assets ingest` or `make demo` first)", file=sys.stderr)
-        return 2
+        return 2, None
     try:
         with LineageQuery(warehouse) as query:
-            answer = _ask(query, args)
+            return 0, ask(query)
     except NodeNotFound as exc:
         print(f"not found: {exc}", file=sys.stderr)
-        return 3
-    except ValueError as exc:
+        return 3, None
+    except usage_errors as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return 2, None
     except OSError as exc:  # WarehouseReadError: a committed file could not be read
         print(f"error: {exc}", file=sys.stderr)
-        return 4
+        return 4, None
+
+
+def _query(args, warehouse: str) -> int:
+    from lineage_assets.query.render import as_json, as_table, as_tree
+
+    code, answer = _answered(warehouse, lambda query: _ask(query, args))
+    if code:
+        return code
     if getattr(args, "tree", False):
         print(as_tree(answer))
     elif getattr(args, "table", False):
@@ -93,6 +102,32 @@ def _ask(query, args):
     if question == "datahub":
         return query.fine_grained_lineage(args.namespace, args.name, path_version=args.path_version)
     return query.dataset(args.namespace, args.name)
+
+
+def _graph(args, warehouse: str) -> int:
+    """`lineage-assets graph`: the picture of an answer, written to -o (format from its extension)."""
+    from lineage_assets.query.picture import GraphvizMissing, format_of, picture
+
+    try:
+        fmt = format_of(args.output)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    code, data = _answered(warehouse, lambda query: picture(query, args.node, fmt, columns=args.columns, depth=args.depth,
+                                                            with_downstream=args.with_downstream, max_nodes=args.max_nodes),
+                          usage_errors=(ValueError, GraphvizMissing))
+    if code:
+        return code
+    out = Path(args.output)
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        tmp.write_bytes(data)
+        tmp.replace(out)
+    except OSError as exc:
+        print(f"error: cannot write {out}: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {out} ({fmt}, {len(data)} bytes)")
+    return 0
 
 
 def _partition_rules(names: list[list[str]]) -> int:
@@ -174,6 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     for q in (q_lineage, q_column, q_fields, q_mappings, q_operations, q_dataset, q_datahub):
         q.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
 
+    p_graph = sub.add_parser("graph", help="draw the job/dataset graph, or the column graph, around a node (Graphviz)")
+    p_graph.add_argument("node", help="job:NS:NAME or dataset:NS:NAME; with --columns also datasetField:NS:NAME:FIELD[#VERSION]")
+    p_graph.add_argument("-o", "--output", required=True, help="the file to write: .svg, .png or .html (a page with the SVG and the node list)")
+    p_graph.add_argument("--columns", action="store_true", help="the column graph (fields grouped by dataset) instead of the job graph")
+    p_graph.add_argument("--depth", type=int, default=20, help="job hops, or field hops with --columns (default 20)")
+    p_graph.add_argument("--with-downstream", action="store_true", help="with --columns: downstream field lineage too")
+    p_graph.add_argument("--max-nodes", type=int, default=300, help="draw at most this many nodes, the nearest (default 300)")
+    p_graph.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
+
     p_rules = sub.add_parser(
         "partition-rules", help="the partition rules in force (LINEAGE_PARTITION_RULES, else the defaults), as JSON",
     )
@@ -212,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "query":
         return _query(args, args.warehouse or env.warehouse)
+    if args.command == "graph":
+        return _graph(args, args.warehouse or env.warehouse)
     if args.command == "ingest":
         settings = LineageSettings(
             drop_dir=os.path.abspath(args.drop_dir),

@@ -4,7 +4,7 @@ import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
 from lineage_assets.defs.intake import day_range
-from lineage_assets.defs.metadata import spec
+from lineage_assets.defs.metadata import graph_picture_metadata, spec
 from lineage_assets.defs.resources import LineagePaths, LineageQueryResource
 from lineage_assets.pipeline.fold import DETERMINISM, KEYS, run_fold
 from lineage_assets.pipeline.snapshot import COMPONENTS, publish_current_graph
@@ -86,10 +86,12 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
         )
         if not report.passed:
             raise dg.Failure("current graph: component ids disagree with an independent computation; nothing was published")
+        picture = graph_picture_metadata(paths.warehouse, context.log.warning)  # the graph's largest components, drawn
         for table in t.SNAPSHOTS:
             yield dg.MaterializeResult(
                 asset_key=table.name,
-                metadata={"dagster/row_count": report.rows[table.name], "commit": report.commit_seq, "as_of_day": report.as_of},
+                metadata={"dagster/row_count": report.rows[table.name], "commit": report.commit_seq, "as_of_day": report.as_of,
+                          **(picture if table is t.CURRENT_LINEAGE else {})},
             )
 
     @dg.asset_check(

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import os
+import uuid
+from collections.abc import Callable
+
 import dagster as dg
 
 from lineage_assets.warehouse import tables as t
@@ -36,3 +41,40 @@ def spec(table: t.Table, group: str, **kwargs) -> dg.AssetSpec:
         table.name, group_name=group, kinds={"spark", "parquet"}, description=table.description,
         metadata=table_metadata(table), **kwargs,
     )
+
+
+PICTURES = "pictures"  # under the warehouse: the latest snapshot's picture, beside the tables
+
+
+def graph_picture_metadata(warehouse: str, log: Callable[[str], None] = print) -> dict:
+    """What the snapshot's `current_lineage` materialization shows of the current graph: a PNG
+    of its largest components embedded in markdown (`graph_picture`), what it leaves out
+    (`graph_picture_summary`), and the SVG and PNG written to <warehouse>/pictures/
+    (`graph_picture_svg`, `graph_picture_png`). A picture that cannot be drawn (Graphviz
+    missing) is said so in `graph_picture`; the snapshot is committed by then and stands."""
+    from lineage_assets.query.lineage_query import LineageQuery
+    from lineage_assets.query.picture import snapshot_picture
+
+    try:
+        with LineageQuery(warehouse) as query:
+            picture = snapshot_picture(query)
+        folder = os.path.join(warehouse, PICTURES)
+        os.makedirs(folder, exist_ok=True)
+        paths = {}
+        for ext, data in (("svg", picture.svg), ("png", picture.png)):
+            path = os.path.join(folder, f"current_graph.{ext}")
+            tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, path)
+            paths[ext] = path
+    except Exception as exc:  # noqa: BLE001 - a picture is an attachment: the committed snapshot stands without it
+        log(f"no picture of the current graph: {exc}")
+        return {"graph_picture": dg.MetadataValue.md(f"_no picture of the current graph: {exc}_")}
+    image = base64.b64encode(picture.png).decode("ascii")
+    return {
+        "graph_picture": dg.MetadataValue.md(f"{picture.summary}\n\n![current lineage graph](data:image/png;base64,{image})"),
+        "graph_picture_summary": dg.MetadataValue.text(picture.summary),
+        "graph_picture_svg": dg.MetadataValue.path(paths["svg"]),
+        "graph_picture_png": dg.MetadataValue.path(paths["png"]),
+    }

@@ -5,6 +5,13 @@ section 12): `GET /api/v1/lineage`, `GET /api/v1/column-lineage`, the dataset re
 export `.../upstream-lineage?pathVersion=v1|v2` (the `upstreamLineage` aspect). `nodeId` may be a
 DataHub URN.
 
+Pictures (DESIGN.md section 12): `GET /lineage/view?nodeId=...&depth=20&columns=true&withDownstream=true&maxNodes=300`
+is an HTML page for a node: the job/dataset graph around it (or with `columns=true` its column
+graph, fields grouped by dataset) drawn by Graphviz as inline SVG, each node linked to its own
+page, and the list of the answer's nodes (`query.picture.view_page`). Its errors are HTML pages
+that say "error" (`<main id="lineage-error">`) with the same status codes as the JSON routes, and
+503 when Graphviz's `dot` is not installed.
+
 Namespaces and names are single URL-encoded path segments (`postgres%3A%2F%2Fdb%3A5432`), read
 from the raw path so an encoded `/` stays inside its segment. Errors are JSON: 400 for a bad
 argument, 404 for an unknown node, 503 when the warehouse cannot be read. The helper is
@@ -20,14 +27,16 @@ from urllib.parse import unquote
 import anyio
 from pydantic import BaseModel
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
 from lineage_assets.query.lineage_query import LineageQuery, WarehouseReadError
 from lineage_assets.query.node_ids import NodeNotFound
+from lineage_assets.query import picture
 from lineage_assets.query.render import jsonable
 
 API = "/api/v1"
+VIEW = "/lineage/view"
 NAMESPACES = f"{API}/namespaces/"
 
 
@@ -129,8 +138,37 @@ class ReadApi:
             return _error(404, "not_found", f"no route {request.url.path}")
         return await _guard(run)
 
+    async def view(self, request: Request) -> HTMLResponse:
+        """The HTML page of a node (see the module docstring); errors as HTML pages."""
+        def error(status: int, code: str, exc: Exception) -> HTMLResponse:
+            return HTMLResponse(picture.error_page(status, code, str(exc)), status_code=status)
+
+        try:
+            node, depth = _required(request, "nodeId"), _int(request, "depth", 20)
+            columns, down = _bool(request, "columns"), _bool(request, "withDownstream")
+            max_nodes = _int(request, "maxNodes", picture.DEFAULT_MAX_NODES)
+        except ValueError as exc:
+            return error(400, "bad_request", exc)
+
+        def page() -> str:
+            return picture.view_page(self.query(), node, columns=columns, depth=depth, with_downstream=down,
+                                     max_nodes=max_nodes, path=VIEW, api=API)
+
+        try:
+            text = await anyio.to_thread.run_sync(page)
+        except NodeNotFound as exc:
+            return error(404, "not_found", exc)
+        except ValueError as exc:
+            return error(400, "bad_request", exc)
+        except picture.GraphvizMissing as exc:
+            return error(503, "graphviz_missing", exc)
+        except OSError as exc:  # WarehouseReadError
+            return error(503, "warehouse_unavailable", exc)
+        return HTMLResponse(text)
+
     def routes(self) -> list[Route]:
         return [
+            Route(VIEW, self.view, methods=["GET"]),
             Route(f"{API}/lineage", self.lineage, methods=["GET"]),
             Route(f"{API}/column-lineage", self.column_lineage, methods=["GET"]),
             Route(NAMESPACES + "{rest:path}", self.namespaces, methods=["GET"]),

@@ -132,7 +132,6 @@ class JobGraph:
         count = len(self.job_rows)
         jobs = jobs[np.argsort(self.job_rank[jobs], kind="stable")]  # job id order: the datasets' edges come sorted
         built: list[Node] = []
-        at: list[int] = []
         datasets: dict[int, tuple[list, list]] = {}  # dataset -> (in edges, out edges)
         job_data, job_rows, job_edges, job_datasets = self.job_data, self.job_rows, self.job_edges, self.job_datasets
         for j in jobs.tolist():
@@ -144,17 +143,16 @@ class JobGraph:
                 data["temporaryDatasets"] = list(data["temporaryDatasets"])
             ins, outs = job_edges[j]
             built.append(node(job_rows[j][0], "JOB", data, list(ins), list(outs)))
-            at.append(j)
             for d, link, output in job_datasets[j]:
                 lists = datasets.get(d)
                 if lists is None:
                     lists = datasets[d] = ([], [])
                 lists[0 if output else 1].append(link)
-        for d, (ins, outs) in datasets.items():
-            built.append(node(self.dataset_ids[d], "DATASET", self.dataset_data[d].copy(), ins, outs))
-            at.append(count + d)
-        order = np.argsort(self.node_rank[np.asarray(at, dtype=np.int64)], kind="stable").tolist() if at else []
-        nodes = [built[i] for i in order]
+        # every `dataset:` id sorts before every `job:` id, and the jobs were built in rank order
+        touched = np.fromiter(datasets, dtype=np.int64, count=len(datasets))
+        touched = touched[np.argsort(self.node_rank[count + touched], kind="stable")].tolist()
+        nodes = [node(self.dataset_ids[d], "DATASET", self.dataset_data[d].copy(), *datasets[d]) for d in touched]
+        nodes += built
         key = (start.type, start.data["namespace"], start.data["name"])
         if start.type == "JOB":
             present = key[1:] in self.job_index and self.job_index[key[1:]] in set(jobs.tolist())

@@ -1,0 +1,248 @@
+"""Pictures of answers (`query.picture`, DESIGN.md section 12): every node named whatever its
+characters, the start highlighted, deterministic and bounded output, the `graph` command's svg,
+png and html files and its errors, and the snapshot's picture. Spark-free: hand-made answers and
+a synthetic platform warehouse. Graphviz's `dot` must be installed (a missing one fails)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import random
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from lineage_assets import LineageQuery
+from lineage_assets.cli import main
+from lineage_assets.defs.metadata import graph_picture_metadata
+from lineage_assets.query import picture
+from lineage_assets.query import synthetic_platform as platform
+from lineage_assets.query.models import Edge, LineageGraph, Node
+from lineage_assets_tests.pictures import (
+    FIELDS, SVG, XLINK_TITLE, assert_names_every_node, column_graph, decode_png, job_graph, require, svg_parts,
+)
+
+NS = platform.NS
+
+
+@pytest.fixture(scope="module", autouse=True)
+def dot():
+    return require("dot", "graphviz")
+
+
+# ----------------------------------------------------------------------------- hand-made answers
+
+@pytest.mark.parametrize("make", [job_graph, column_graph])
+def test_a_picture_names_every_node_whatever_its_characters(make):
+    graph = make()
+    svg = picture.render(picture.draw(graph, title='the "title" <&> \\N').dot, "svg")
+    assert_names_every_node(svg, graph)  # parses as XML: every value escaped on the way, `\\N` not expanded
+
+
+def test_columns_are_grouped_by_dataset_and_indirect_edges_dashed():
+    graph = column_graph()
+    drawing = picture.draw(graph)
+    nodes, clusters = svg_parts(picture.render(drawing.dot, "svg"))
+    assert sorted(c.lines[0] for c in clusters) == sorted({d for _n, d, _f, _t in FIELDS})
+    assert drawing.dot.count("subgraph cluster_") == 3
+    [dashed] = [line for line in drawing.dot.splitlines() if "->" in line and 'style="dashed"' in line]
+    assert "INDIRECT:FILTER" in dashed
+
+
+def test_control_characters_are_shown_as_escapes():
+    node = Node(id="dataset:ns:bad\x01name\x7f", type="DATASET", data={"namespace": "ns", "name": "bad\x01name\x7f"})
+    nodes, _ = svg_parts(picture.render(picture.draw(LineageGraph(graph=[node])).dot, "svg"))
+    assert nodes[0].text == "bad\\x01name\\x7fns" and nodes[0].tooltip == "dataset:ns:bad\\x01name\\x7f"
+
+
+def test_the_node_asked_about_is_highlighted():
+    graph = job_graph()
+    start = graph.graph[1].id
+    svg = picture.render(picture.draw(graph, {start}).dot, "svg")
+    # the start node's outline is the highlight colour, and no other node's is
+    highlighted = [
+        [a.get(XLINK_TITLE) for a in group.iter(f"{SVG}a")][0]
+        for group in ET.fromstring(svg).iter(f"{SVG}g")
+        if group.get("class") == "node" and any(e.get("stroke") == "#e8590c" for e in group.iter())
+    ]
+    assert highlighted == [start]
+
+
+def test_the_same_answer_draws_the_same_picture_in_any_order():
+    graph = job_graph()
+    shuffled = LineageGraph(graph=random.Random(5).sample(graph.graph, len(graph.graph)))
+    assert picture.draw(graph, {graph.graph[0].id}).dot == picture.draw(shuffled, {graph.graph[0].id}).dot
+    assert picture.render(picture.draw(graph).dot, "svg") == picture.render(picture.draw(shuffled).dot, "svg")
+
+
+def chain(n: int) -> LineageGraph:
+    """job:c:j0 -> dataset:c:d0 -> job:c:j1 -> ... : 2n nodes in a line."""
+    ids = [f"{'job' if i % 2 == 0 else 'dataset'}:c:{'j' if i % 2 == 0 else 'd'}{i // 2}" for i in range(2 * n)]
+    return LineageGraph(graph=[
+        Node(id=x, type="JOB" if x.startswith("job") else "DATASET", data={"namespace": "c", "name": x.rsplit(":", 1)[1]},
+             inEdges=[Edge(origin=ids[i - 1], destination=x)] if i else [],
+             outEdges=[Edge(origin=x, destination=ids[i + 1])] if i + 1 < len(ids) else [])
+        for i, x in enumerate(ids)
+    ])
+
+
+def test_a_large_answer_is_cut_to_the_nodes_nearest_the_start_and_says_so():
+    graph = chain(50)
+    drawing = picture.draw(graph, {"job:c:j25"}, max_nodes=11)
+    assert sorted(n.id for n in drawing.drawn) == sorted(
+        [f"job:c:j{i}" for i in range(23, 28)] + [f"dataset:c:d{i}" for i in range(22, 28)]
+    )
+    assert len(drawing.left_out) == 89
+    nodes, _ = svg_parts(picture.render(drawing.dot, "svg"))
+    assert len(nodes) == 11
+    assert "11 of 100 nodes drawn (89 farther ones left out)" in drawing.dot
+    with pytest.raises(ValueError, match="max_nodes"):
+        picture.draw(graph, max_nodes=0)
+    with pytest.raises(ValueError, match="max_nodes"):
+        picture.draw(graph, max_nodes=picture.MAX_NODES + 1)
+
+
+def test_the_html_page_escapes_every_name_and_holds_the_svg():
+    graph = job_graph()
+    drawing = picture.draw(graph, {graph.graph[0].id})
+    page = picture.html_page(graph, drawing, picture.render(drawing.dot, "svg"), title="lineage of <x>")
+    assert "<title>lineage of &lt;x&gt;</title>" in page and "<svg " in page and "<?xml" not in page
+    for node in graph.graph:
+        assert html.escape(node.id) in page
+    assert "<c>" not in page and 'id="lineage-error"' not in page
+    error = picture.error_page(404, "not_found", "no job 'a<b>'")
+    assert 'id="lineage-error"' in error and "error 404" in error and "a&lt;b&gt;" in error
+
+
+def test_the_output_format_comes_from_the_file_name():
+    assert [picture.format_of(p) for p in ("a.svg", "b.PNG", "c/d.html")] == ["svg", "png", "html"]
+    for bad in ("a.jpg", "a", "svg"):
+        with pytest.raises(ValueError, match=r"\.svg, \.png or \.html"):
+            picture.format_of(bad)
+
+
+def test_without_graphviz_the_error_names_dot_and_the_package(monkeypatch, tmp_path, capsys, platform_warehouse):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` on it
+    with pytest.raises(picture.GraphvizMissing, match="dot"):
+        picture.render("digraph {}", "svg")
+    warehouse, job, _field = platform_warehouse
+    code = main(["graph", job, "-o", str(tmp_path / "x.svg"), "--warehouse", warehouse])
+    err = capsys.readouterr().err
+    assert code == 2 and "`dot`" in err and "apt-get install graphviz" in err and "Traceback" not in err
+    assert not (tmp_path / "x.svg").exists()
+
+
+# ----------------------------------------------------------------------------- the graph command
+
+
+@pytest.fixture(scope="module")
+def platform_warehouse(tmp_path_factory):
+    warehouse = str(tmp_path_factory.mktemp("picture") / "wh")
+    platform.build_platform(warehouse, jobs=120, days=0, seed=3)
+    jobs = [j for j in platform.platform_jobs(120, seed=3) if j.edges]
+    job = jobs[len(jobs) // 2]
+    return warehouse, f"job:{NS}:{job.name}", f"datasetField:{NS}:{job.output}:{job.edges[0][0]}"
+
+
+def test_the_graph_command_writes_svg_png_and_html(platform_warehouse, tmp_path, capsys):
+    warehouse, job, field = platform_warehouse
+    with LineageQuery(warehouse) as query:
+        jobs = query.lineage(job, depth=2)
+        columns = query.column_lineage(field, depth=3, with_downstream=True)
+    assert len(jobs.graph) > 10 and len(columns.graph) > 5
+    for name in ("g.svg", "g.png", "g.html"):
+        assert main(["graph", job, "--depth", "2", "-o", str(tmp_path / name), "--warehouse", warehouse]) == 0
+    assert main(["graph", field, "--columns", "--depth", "3", "--with-downstream", "-o", str(tmp_path / "c.svg"),
+                 "--warehouse", warehouse]) == 0
+    assert "wrote" in capsys.readouterr().out
+    svg = (tmp_path / "g.svg").read_bytes()
+    assert_names_every_node(svg, jobs)
+    assert_names_every_node((tmp_path / "c.svg").read_bytes(), columns)
+    assert f"lineage of {job} (depth 2)" in svg.decode()
+    png = decode_png((tmp_path / "g.png").read_bytes())
+    assert png.width > 600 and png.height > 100 and png.colours > 20
+    page = (tmp_path / "g.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg " in page and 'id="lineage-error"' not in page
+    assert all(html.escape(n.id) in page for n in jobs.graph)
+
+
+@pytest.mark.parametrize("args, code, says", [
+    (["job:{NS}:nobody"], 3, "not found"),
+    (["{job}", "--with-downstream"], 2, "column graph"),
+    (["{field}"], 2, "lineage() takes a job or dataset"),
+    (["{job}", "--max-nodes", "0"], 2, "max_nodes"),
+    (["{job}", "--depth", "-1"], 2, "depth"),
+])
+def test_the_graph_command_errors(platform_warehouse, tmp_path, capsys, args, code, says):
+    warehouse, job, field = platform_warehouse
+    argv = [a.format(NS=NS, job=job, field=field) for a in args]
+    assert main(["graph", *argv, "-o", str(tmp_path / "x.svg"), "--warehouse", warehouse]) == code
+    assert says in capsys.readouterr().err
+    assert not (tmp_path / "x.svg").exists()
+
+
+def test_the_graph_command_refuses_an_unknown_format(platform_warehouse, tmp_path, capsys):
+    warehouse, job, _field = platform_warehouse
+    assert main(["graph", job, "-o", str(tmp_path / "x.jpg"), "--warehouse", warehouse]) == 2
+    assert ".svg, .png or .html" in capsys.readouterr().err
+    assert main(["graph", job, "-o", str(tmp_path / "x.svg"), "--warehouse", str(tmp_path / "none")]) == 2
+
+
+# ----------------------------------------------------------------------------- the snapshot's picture
+
+
+def test_the_snapshot_picture_draws_the_largest_components_within_the_cap(platform_warehouse):
+    warehouse, *_ = platform_warehouse
+    with LineageQuery(warehouse) as query:
+        _seq, sizes = picture.component_sizes(query)
+        shot = picture.snapshot_picture(query, max_nodes=150)
+        whole = {c: query.lineage(c, depth=10_000).ids for c, _n in sizes}
+    assert sum(n for _c, n in sizes) > 150 and len(sizes) > 3
+    drawn = [n.id for n in shot.drawing.drawn]
+    assert len(drawn) <= 150 and len(drawn) == len(set(drawn))
+    assert [c for c, _d, _n in shot.shown][:1] == [sizes[0][0]]  # the largest first
+    for component, count, total in shot.shown:  # whole components (these fit)
+        assert count == total == len(whole[component]) and whole[component] <= set(drawn)
+    assert f"left out: {len(sizes) - len(shot.shown)} smaller components" in shot.summary
+    nodes, _clusters = svg_parts(shot.svg)
+    assert len(nodes) == len(drawn)
+    # drawn top to bottom, largest first, as many to a row as fit the width
+    assert 'packmode="array_i' in shot.drawing.dot and shot.drawing.dot.index(picture._quoted(sizes[0][0])) < shot.drawing.dot.index(
+        picture._quoted(sizes[1][0]))
+    png = decode_png(shot.png)
+    assert len(shot.png) <= picture.SNAPSHOT_PNG_MAX_BYTES and png.height > png.width > 500 and png.colours > 20
+
+
+def test_the_snapshot_picture_cuts_a_component_larger_than_the_cap(platform_warehouse):
+    warehouse, *_ = platform_warehouse
+    with LineageQuery(warehouse) as query:
+        _seq, sizes = picture.component_sizes(query)
+        shot = picture.snapshot_picture(query, max_nodes=20)
+    (component, count, total), *others = shot.shown
+    assert component == sizes[0][0] and count <= 20 < total
+    assert all(c == n for _c, c, n in others)  # smaller components fill the room left, whole
+    assert "component cut to the" in shot.summary and len(shot.drawing.drawn) == sum(c for _c, c, _n in shot.shown) <= 20
+
+
+def test_the_snapshot_metadata_embeds_the_png_and_writes_the_files(platform_warehouse):
+    warehouse, *_ = platform_warehouse
+    metadata = graph_picture_metadata(warehouse)
+    assert set(metadata) == {"graph_picture", "graph_picture_summary", "graph_picture_svg", "graph_picture_png"}
+    text = metadata["graph_picture"].value
+    prefix = "![current lineage graph](data:image/png;base64,"
+    assert text.startswith(metadata["graph_picture_summary"].value) and prefix in text and text.endswith(")")
+    png = base64.b64decode(text.split(prefix, 1)[1][:-1])
+    assert decode_png(png).colours > 20
+    assert open(metadata["graph_picture_png"].value, "rb").read() == png
+    assert os.path.dirname(metadata["graph_picture_svg"].value) == os.path.join(warehouse, "pictures")
+    svg_parts(open(metadata["graph_picture_svg"].value, "rb").read())
+
+
+def test_without_graphviz_the_snapshot_metadata_says_so(platform_warehouse, monkeypatch, tmp_path):
+    warehouse, *_ = platform_warehouse
+    monkeypatch.setenv("PATH", str(tmp_path))
+    said = []
+    metadata = graph_picture_metadata(warehouse, said.append)
+    assert list(metadata) == ["graph_picture"] and "apt-get install graphviz" in metadata["graph_picture"].value
+    assert said and "dot" in said[0]
