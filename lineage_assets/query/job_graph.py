@@ -7,12 +7,12 @@ job reaches, within depth d, the jobs that share a dataset with it d times over,
 nothing new is found. The rows of the answer are kept per job, so an answer costs its own jobs
 and edges.
 
-An answer's objects are mostly made at load: each edge (`Edge` is frozen, so answers share
-them), each job's data and its sorted edge lists, each dataset's data, and one rank per node in
-the answer's order. An answer then copies what it holds (a dict and two lists per job) and
-gathers its datasets' edges, already in order: about 3 us a node, so that a depth-20 answer of
-40,000 nodes through a hub dataset takes a tenth of a second. Answers that hide temporary
-datasets behind bridges are built row by row (`lineage_query._graph`).
+An answer's objects are mostly made at load and shared by the answers that hold them, read-only
+(`models.ReadOnlyDict`/`ReadOnlyList`, frozen `Node` and `Edge`): each job's node (its data and
+all its edges, the same in every answer), each dataset's data, and one rank per node in the
+answer's order. An answer then makes only its datasets' nodes, whose edges are those of the
+answer's jobs, gathered already in order. Answers that hide temporary datasets behind bridges are
+built row by row (`lineage_query._graph`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from operator import attrgetter
 import duckdb
 import numpy as np
 
-from lineage_assets.query.models import Edge, LineageGraph, Node, answer, edge, node
+from lineage_assets.query.models import Edge, LineageGraph, Node, ReadOnlyDict, ReadOnlyList, answer, edge, node
 from lineage_assets.query.node_ids import dataset_node
 from lineage_assets.query.traversal import Adjacency
 
@@ -42,13 +42,12 @@ class JobGraph:
     edges_of: list[list[tuple]] = field(default_factory=list)  # per job node: its `edges` rows (EDGE_COLUMNS), sorted
     adjacency: Adjacency = field(default_factory=lambda: Adjacency(0, [], []))
     # made at load for `answer` (index: job node, or dataset node - number of jobs)
-    job_data: list[dict | None] = field(default_factory=list)
-    job_edges: list[tuple[tuple[Edge, ...], tuple[Edge, ...]]] = field(default_factory=list)  # (in, out), each sorted
+    job_nodes: list[Node | None] = field(default_factory=list)  # shared by answers, read-only
     job_datasets: list[tuple[tuple[int, Edge, bool], ...]] = field(default_factory=list)  # (dataset, edge, is output)
     job_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # order of job ids
     has_temporary: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     dataset_ids: list[str] = field(default_factory=list)
-    dataset_data: list[dict] = field(default_factory=list)
+    dataset_data: list[ReadOnlyDict] = field(default_factory=list)  # shared by answers
     node_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # jobs, then datasets: answer order
     shared_ids: frozenset[str] = frozenset()  # ids that two nodes have
 
@@ -87,18 +86,19 @@ class JobGraph:
         self.dataset_data = [{}] * len(self.dataset_index)
         self.has_temporary = np.zeros(count, dtype=bool)
         job_ids = [""] * count
+        job_data: list[ReadOnlyDict | None] = []
         for j, row in enumerate(self.job_rows):
             if row is None:
-                self.job_data.append(None)
+                job_data.append(None)
                 continue
             job_id, ns, name, version, run_id, state, ended_at, unknown, code, component, temporary = row
             job_ids[j] = job_id
-            self.job_data.append({
+            job_data.append(ReadOnlyDict({
                 "namespace": ns, "name": name, "currentVersion": version, "latestRunId": run_id,
                 "latestRunState": state, "latestRunEndedAt": ended_at.isoformat() if ended_at else None,
                 "lineageUnknown": unknown, "codeVersion": code, "componentId": component,
-                "temporaryDatasets": [dataset_node(d["namespace"], d["name"]) for d in temporary or []],
-            })
+                "temporaryDatasets": ReadOnlyList(dataset_node(d["namespace"], d["name"]) for d in temporary or []),
+            }))
         for j, rows in enumerate(self.edges_of):
             ins, outs, touched = [], [], []
             for job_id, dataset_id, direction, ns, name, component, temporary in rows:
@@ -106,14 +106,17 @@ class JobGraph:
                 d = self.dataset_index[(ns, name)] - count
                 if not self.dataset_ids[d]:
                     self.dataset_ids[d] = dataset_id
-                    self.dataset_data[d] = {"namespace": ns, "name": name, "componentId": component,
-                                            "aliases": aliases_of(ns, name), "temporary": bool(temporary)}
+                    self.dataset_data[d] = ReadOnlyDict({"namespace": ns, "name": name, "componentId": component,
+                                                         "aliases": ReadOnlyList(aliases_of(ns, name)), "temporary": bool(temporary)})
                 output = direction != "INPUT"
                 link = edge(job_id, dataset_id) if output else edge(dataset_id, job_id)
                 (outs if output else ins).append(link)
                 touched.append((d, link, output))
                 self.has_temporary[j] |= bool(temporary)
-            self.job_edges.append((tuple(sorted(ins, key=_edge_key)), tuple(sorted(outs, key=_edge_key))))
+            data = job_data[j]
+            self.job_nodes.append(None if data is None else node(
+                self.job_rows[j][0], "JOB", data, ReadOnlyList(sorted(ins, key=_edge_key)), ReadOnlyList(sorted(outs, key=_edge_key)),
+            ))
             self.job_datasets.append(tuple(touched))
         keys = [(job_ids[j], "JOB", *key) for key, j in self.job_index.items()]
         keys += [(self.dataset_ids[d - count], "DATASET", *key) for key, d in self.dataset_index.items()]
@@ -133,16 +136,12 @@ class JobGraph:
         jobs = jobs[np.argsort(self.job_rank[jobs], kind="stable")]  # job id order: the datasets' edges come sorted
         built: list[Node] = []
         datasets: dict[int, tuple[list, list]] = {}  # dataset -> (in edges, out edges)
-        job_data, job_rows, job_edges, job_datasets = self.job_data, self.job_rows, self.job_edges, self.job_datasets
+        job_nodes, job_datasets = self.job_nodes, self.job_datasets
         for j in jobs.tolist():
-            data = job_data[j]
-            if data is None:
+            job = job_nodes[j]
+            if job is None:
                 continue
-            data = data.copy()
-            if data["temporaryDatasets"]:
-                data["temporaryDatasets"] = list(data["temporaryDatasets"])
-            ins, outs = job_edges[j]
-            built.append(node(job_rows[j][0], "JOB", data, list(ins), list(outs)))
+            built.append(job)
             for d, link, output in job_datasets[j]:
                 lists = datasets.get(d)
                 if lists is None:
@@ -151,7 +150,8 @@ class JobGraph:
         # every `dataset:` id sorts before every `job:` id, and the jobs were built in rank order
         touched = np.fromiter(datasets, dtype=np.int64, count=len(datasets))
         touched = touched[np.argsort(self.node_rank[count + touched], kind="stable")].tolist()
-        nodes = [node(self.dataset_ids[d], "DATASET", self.dataset_data[d].copy(), *datasets[d]) for d in touched]
+        nodes = [node(self.dataset_ids[d], "DATASET", self.dataset_data[d], ReadOnlyList(datasets[d][0]), ReadOnlyList(datasets[d][1]))
+                 for d in touched]
         nodes += built
         key = (start.type, start.data["namespace"], start.data["name"])
         if start.type == "JOB":
@@ -161,11 +161,10 @@ class JobGraph:
         if not present:
             nodes.append(start)
             nodes.sort(key=lambda n: (n.id, n.type, n.data["namespace"], n.data["name"]))
-        if self.shared_ids:
+        if self.shared_ids:  # two nodes of this answer with one id: both say so (in copies of their shared data)
             ids = [n.id for n in nodes if n.id in self.shared_ids]
-            for n in nodes:
-                if n.id in self.shared_ids and ids.count(n.id) > 1:
-                    n.data["ambiguousId"] = True
+            nodes = [node(n.id, n.type, ReadOnlyDict({**n.data, "ambiguousId": True}), n.inEdges, n.outEdges)
+                     if n.id in self.shared_ids and ids.count(n.id) > 1 else n for n in nodes]
         return answer(nodes)
 
     def has_job(self, namespace: str, name: str) -> bool:

@@ -20,6 +20,12 @@ class Edge(BaseModel):
 
 
 class Node(BaseModel):
+    """Frozen: its fields are not reassigned. The parts of a `lineage()` answer that the helper
+    prepared at load (each job's node, each dataset's data) are shared by every answer holding
+    them and are read-only (`ReadOnlyDict`, `ReadOnlyList`); copy them to change them."""
+
+    model_config = ConfigDict(frozen=True)
+
     id: str
     type: Literal["JOB", "DATASET", "DATASET_FIELD"]
     data: dict[str, Any] = Field(default_factory=dict)
@@ -43,6 +49,39 @@ class LineageGraph(BaseModel):
     @property
     def ids(self) -> set[str]:
         return {n.id for n in self.graph}
+
+
+# ----------------------------------------------------------------------------- shared parts
+
+
+def _read_only(self, *args, **kwargs):
+    raise TypeError("this part of a lineage answer is shared with other answers and read-only: copy it to change it")
+
+
+class ReadOnlyDict(dict):
+    """A dict that answers share: reads as a dict (and serialises as one), refuses changes."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _read_only
+
+    def copy(self) -> dict:
+        return dict(self)
+
+    def __reduce__(self):
+        return (ReadOnlyDict, (dict(self),))
+
+
+class ReadOnlyList(list):
+    """A list that answers share: reads as a list (and serialises as one), refuses changes."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+
+    def copy(self) -> list:
+        return list(self)
+
+    def __reduce__(self):
+        return (ReadOnlyList, (list(self),))
 
 
 # ----------------------------------------------------------------------------- building answers

@@ -1,13 +1,16 @@
 """The job graph's prepared answers (`JobGraph.answer`, made of objects built at load) are the
 answers built row by row (`lineage_query._graph`), on a platform-shaped snapshot with hub
-datasets (no Spark), for jobs and datasets at several depths; and answers share no mutable
-object, so a caller changing one answer changes no other."""
+datasets (no Spark), for jobs and datasets at several depths; and the parts answers share are
+read-only, so a caller changing one answer changes no other."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
 
 import pytest
+from pydantic import ValidationError
 
 from lineage_assets import LineageQuery
 from lineage_assets.query import synthetic_platform as platform
@@ -45,15 +48,23 @@ def test_prepared_answers_are_the_row_by_row_answers(query):
     assert max(sizes) > 200 and min(sizes) <= 3  # hub-sized answers and single jobs were both compared
 
 
-def test_answers_share_nothing_a_caller_can_change(query):
+def test_shared_parts_of_answers_are_read_only_and_copies_are_the_callers(query):
     first = query.lineage(f"job:{NS}:hub.writer1", depth=2)
     second = query.lineage(f"job:{NS}:hub.writer1", depth=2)
     assert first == second
-    node = first.graph[0]
-    node.data["namespace"] = "changed"
-    node.inEdges.clear()
-    node.outEdges.append(node.outEdges[0] if node.outEdges else first.graph[1].inEdges[0])
-    with pytest.raises(Exception):  # edges are frozen: they are shared
-        first.graph[1].inEdges[0].origin = "changed"
+    job = next(n for n in first.graph if n.type == "JOB")
+    dataset = next(n for n in first.graph if n.type == "DATASET")
+    for change in (lambda: job.data.__setitem__("namespace", "changed"), lambda: job.inEdges.append(job.outEdges[0]),
+                   lambda: dataset.outEdges.clear(), lambda: dataset.data.update(name="x"), lambda: job.data["temporaryDatasets"].append("x")):
+        with pytest.raises(TypeError, match="read-only"):
+            change()
+    with pytest.raises(ValidationError):
+        job.id = "changed"
+    with pytest.raises(ValidationError):
+        job.outEdges[0].origin = "changed"
+    mine = job.data.copy()  # a copy is the caller's own
+    mine["namespace"] = "changed"
+    first.graph.pop()  # so is the answer's list of nodes
     third = query.lineage(f"job:{NS}:hub.writer1", depth=2)
-    assert third == second and third != first
+    assert third == second and third.model_dump() == second.model_dump() and len(first.graph) == len(third.graph) - 1
+    assert copy.deepcopy(third) == third and pickle.loads(pickle.dumps(third)) == third
