@@ -9,9 +9,10 @@ and edges.
 
 An answer's objects are mostly made at load and shared by the answers that hold them, read-only
 (`models.ReadOnlyDict`/`ReadOnlyList`, frozen `Node` and `Edge`): each job's node (its data and
-all its edges, the same in every answer), each dataset's data, and one rank per node in the
-answer's order. An answer then makes only its datasets' nodes, whose edges are those of the
-answer's jobs, gathered already in order. Answers that hide temporary datasets behind bridges are
+all its edges, the same in every answer), each dataset's node with all its edges, and one rank
+per node in the answer's order. A dataset the walk expanded (nearer than `depth`) has all its
+jobs in the answer, so its prepared node is the answer's; only the datasets at the answer's edge,
+touched only by jobs at hop `depth`, get nodes of their own with the edges of those jobs. Answers that hide temporary datasets behind bridges are
 built row by row (`lineage_query._graph`).
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import attrgetter
+from typing import NamedTuple
 
 import duckdb
 import numpy as np
@@ -32,6 +34,16 @@ JOB_COLUMNS = (
     "lineage_unknown, code_version, component_id, temporary_datasets"
 )
 EDGE_COLUMNS = "job_id, dataset_id, direction, dataset_namespace, dataset_name, component_id, temporary"
+
+
+class Reach(NamedTuple):
+    """What a walk of the job graph reached: its jobs (sorted), those of them at hop `depth`
+    (not expanded), and the datasets it expanded (all their jobs are among `jobs`), as dataset
+    numbers (node - number of jobs)."""
+
+    jobs: np.ndarray
+    boundary: np.ndarray
+    interior: np.ndarray
 
 
 @dataclass
@@ -48,6 +60,7 @@ class JobGraph:
     has_temporary: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     dataset_ids: list[str] = field(default_factory=list)
     dataset_data: list[ReadOnlyDict] = field(default_factory=list)  # shared by answers
+    dataset_nodes: list[Node] = field(default_factory=list)  # with all their edges: shared by answers, read-only
     node_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # jobs, then datasets: answer order
     shared_ids: frozenset[str] = frozenset()  # ids that two nodes have
 
@@ -99,6 +112,7 @@ class JobGraph:
                 "lineageUnknown": unknown, "codeVersion": code, "componentId": component,
                 "temporaryDatasets": ReadOnlyList(dataset_node(d["namespace"], d["name"]) for d in temporary or []),
             }))
+        dataset_edges: list[tuple[list, list]] = [([], []) for _ in range(len(self.dataset_index))]
         for j, rows in enumerate(self.edges_of):
             ins, outs, touched = [], [], []
             for job_id, dataset_id, direction, ns, name, component, temporary in rows:
@@ -114,6 +128,8 @@ class JobGraph:
                 touched.append((d, link, output))
                 self.has_temporary[j] |= bool(temporary)
             data = job_data[j]
+            for d, link, output in touched if data is not None else ():
+                dataset_edges[d][0 if output else 1].append(link)
             self.job_nodes.append(None if data is None else node(
                 self.job_rows[j][0], "JOB", data, ReadOnlyList(sorted(ins, key=_edge_key)), ReadOnlyList(sorted(outs, key=_edge_key)),
             ))
@@ -125,39 +141,47 @@ class JobGraph:
         self.node_rank = np.empty(len(keys), dtype=np.int64)
         self.node_rank[np.asarray([index[i] for i in order], dtype=np.int64)] = np.arange(len(keys))
         self.job_rank = self.node_rank[:count]
+        self.dataset_nodes = [
+            node(self.dataset_ids[d], "DATASET", self.dataset_data[d], ReadOnlyList(sorted(ins, key=_edge_key)),
+                 ReadOnlyList(sorted(outs, key=_edge_key)))
+            for d, (ins, outs) in enumerate(dataset_edges)
+        ]
         seen: set[str] = set()
         self.shared_ids = frozenset(k[0] for k in keys if k[0] in seen or seen.add(k[0]))
 
-    def answer(self, jobs: np.ndarray, start: Node) -> LineageGraph:
-        """The answer of the jobs `jobs` (job nodes, none of them touching a temporary dataset
-        that is to be hidden): every job with all its edges, the datasets they touch with the
-        edges to them, and `start` (the node asked for) when none of these is it."""
+    def answer(self, reach: Reach, start: Node) -> LineageGraph:
+        """The answer of a reach (no job of it touching a temporary dataset that is to be
+        hidden): every job with all its edges, the datasets they touch with the edges to the
+        answer's jobs, and `start` (the node asked for) when none of these is it."""
         count = len(self.job_rows)
-        jobs = jobs[np.argsort(self.job_rank[jobs], kind="stable")]  # job id order: the datasets' edges come sorted
-        built: list[Node] = []
-        datasets: dict[int, tuple[list, list]] = {}  # dataset -> (in edges, out edges)
-        job_nodes, job_datasets = self.job_nodes, self.job_datasets
-        for j in jobs.tolist():
-            job = job_nodes[j]
-            if job is None:
+        job_nodes = self.job_nodes
+        built = [n for n in (job_nodes[j] for j in reach.jobs[np.argsort(self.job_rank[reach.jobs], kind="stable")].tolist()) if n is not None]
+        interior = np.zeros(len(self.dataset_nodes), dtype=bool)
+        interior[reach.interior] = True
+        edge_of: dict[int, tuple[list, list]] = {}  # datasets at the edge: the edges of the answer's jobs to them
+        add = list.append
+        boundary = reach.boundary[np.argsort(self.job_rank[reach.boundary], kind="stable")]  # job id order: edges come sorted
+        for j in boundary.tolist():
+            if job_nodes[j] is None:
                 continue
-            built.append(job)
-            for d, link, output in job_datasets[j]:
-                lists = datasets.get(d)
-                if lists is None:
-                    lists = datasets[d] = ([], [])
-                lists[0 if output else 1].append(link)
-        # every `dataset:` id sorts before every `job:` id, and the jobs were built in rank order
-        touched = np.fromiter(datasets, dtype=np.int64, count=len(datasets))
+            for d, link, output in self.job_datasets[j]:
+                if not interior[d]:
+                    lists = edge_of.get(d)
+                    if lists is None:
+                        lists = edge_of[d] = (ReadOnlyList(), ReadOnlyList())
+                    add(lists[0 if output else 1], link)
+        touched = np.concatenate([reach.interior, np.fromiter(edge_of, dtype=np.int64, count=len(edge_of))])
         touched = touched[np.argsort(self.node_rank[count + touched], kind="stable")].tolist()
-        nodes = [node(self.dataset_ids[d], "DATASET", self.dataset_data[d], ReadOnlyList(datasets[d][0]), ReadOnlyList(datasets[d][1]))
-                 for d in touched]
-        nodes += built
-        key = (start.type, start.data["namespace"], start.data["name"])
+        dataset_nodes, dataset_ids, dataset_data = self.dataset_nodes, self.dataset_ids, self.dataset_data
+        nodes = [dataset_nodes[d] if d not in edge_of else node(dataset_ids[d], "DATASET", dataset_data[d], *edge_of[d]) for d in touched]
+        nodes += built  # every `dataset:` id sorts before every `job:` id
+        key = (start.data["namespace"], start.data["name"])
         if start.type == "JOB":
-            present = key[1:] in self.job_index and self.job_index[key[1:]] in set(jobs.tolist())
+            at = self.job_index.get(key, -1)
+            present = at >= 0 and job_nodes[at] is not None and _holds(reach.jobs, at)
         else:
-            present = key[1:] in self.dataset_index and self.dataset_index[key[1:]] - count in datasets
+            at = self.dataset_index.get(key, count - 1) - count
+            present = at >= 0 and (bool(interior[at]) or at in edge_of)
         if not present:
             nodes.append(start)
             nodes.sort(key=lambda n: (n.id, n.type, n.data["namespace"], n.data["name"]))
@@ -173,16 +197,19 @@ class JobGraph:
     def has_dataset(self, namespace: str, name: str) -> bool:
         return (namespace, name) in self.dataset_index
 
-    def reach(self, kind: str, namespace: str, name: str, depth: int) -> np.ndarray:
+    def reach(self, kind: str, namespace: str, name: str, depth: int) -> Reach:
         """The job nodes within `depth` job hops of a job, or of the jobs touching a dataset
-        (those at hop 0), sorted."""
+        (those at hop 0), with those at hop `depth` and the datasets the walk expanded."""
         if kind == "job":
             seeds = [self.job_index[(namespace, name)]]
         else:
             at = self.dataset_index.get((namespace, name))
             seeds = [] if at is None else self.adjacency.backward.around(at)[0].tolist()
-        nodes, _hops = self.adjacency.walk_arrays(seeds, depth, both=True, bridge=True)
-        return np.sort(nodes[nodes < len(self.job_rows)])
+        nodes, hops = self.adjacency.walk_arrays(seeds, depth, both=True, bridge=True)
+        count = len(self.job_rows)
+        is_job = nodes < count
+        jobs, job_hops = nodes[is_job], hops[is_job]
+        return Reach(np.sort(jobs), jobs[job_hops >= depth], nodes[~is_job & (hops < depth)] - count)
 
     def rows(self, jobs: np.ndarray) -> tuple[list[tuple], list[tuple]]:
         """(job rows, edge rows) of job nodes."""
@@ -191,7 +218,12 @@ class JobGraph:
 
     def around(self, kind: str, namespace: str, name: str, depth: int) -> tuple[list[tuple], list[tuple]]:
         """(job rows, edge rows) of `reach`."""
-        return self.rows(self.reach(kind, namespace, name, depth))
+        return self.rows(self.reach(kind, namespace, name, depth).jobs)
 
 
 _edge_key = attrgetter("origin", "destination")
+
+
+def _holds(ordered: np.ndarray, value: int) -> bool:
+    at = int(np.searchsorted(ordered, value))
+    return at < len(ordered) and int(ordered[at]) == value

@@ -179,10 +179,10 @@ class LineageQuery:
             self._refresh()
             ref = self.resolve(node_id, node_type=node_type, namespace=namespace, name=name)
             with no_cycle_collection():
-                jobs = self._jobs.reach(ref.kind, ref.namespace, ref.name, depth)
-                if include_temporary or not self._jobs.has_temporary[jobs].any():
-                    return self._jobs.answer(jobs, _start_node(ref, self.aliases_of))
-                job_rows, edge_rows = self._jobs.rows(jobs)
+                reach = self._jobs.reach(ref.kind, ref.namespace, ref.name, depth)
+                if include_temporary or not self._jobs.has_temporary[reach.jobs].any():
+                    return self._jobs.answer(reach, _start_node(ref, self.aliases_of))
+                job_rows, edge_rows = self._jobs.rows(reach.jobs)
                 return _graph(ref, job_rows, edge_rows, self.aliases_of, include_temporary)
 
     # ------------------------------------------------------------------ column lineage
