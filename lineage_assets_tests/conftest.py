@@ -15,6 +15,9 @@ import pytest
 
 # The determinism check recomputes the whole range in tests (production samples jobs).
 os.environ["LINEAGE_CHECK_SAMPLE"] = "1"
+# No picture on every snapshot of every test (a DuckDB load and a Graphviz run, 0.3-0.5 s each):
+# the picture tests turn it on (defs/test_snapshot_picture.py).
+os.environ["LINEAGE_SNAPSHOT_PICTURE"] = "0"
 
 # The test session's settings. Test data is tiny: compiling generated code and adaptive
 # re-planning cost more than they save (measured: a fold of a 12-day stream 26-36 s with them,

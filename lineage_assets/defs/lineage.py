@@ -4,7 +4,12 @@ import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
 from lineage_assets.defs.intake import day_range
-from lineage_assets.defs.metadata import graph_picture_metadata, spec
+from lineage_assets.defs.metadata import (
+    PICTURE_SETTING,
+    graph_picture_metadata,
+    snapshot_pictures_on,
+    spec,
+)
 from lineage_assets.defs.resources import LineagePaths, LineageQueryResource
 from lineage_assets.pipeline.fold import DETERMINISM, KEYS, run_fold
 from lineage_assets.pipeline.snapshot import COMPONENTS, publish_current_graph
@@ -86,7 +91,10 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
         )
         if not report.passed:
             raise dg.Failure("current graph: component ids disagree with an independent computation; nothing was published")
-        picture = graph_picture_metadata(paths.warehouse, context.log.warning)  # the graph's largest components, drawn
+        picture = (  # the graph's largest components, drawn
+            graph_picture_metadata(paths.warehouse, context.log.warning) if snapshot_pictures_on()
+            else {"graph_picture": dg.MetadataValue.md(f"_no picture: {PICTURE_SETTING} is off_")}
+        )
         for table in t.SNAPSHOTS:
             yield dg.MaterializeResult(
                 asset_key=table.name,

@@ -44,6 +44,13 @@ def spec(table: t.Table, group: str, **kwargs) -> dg.AssetSpec:
 
 
 PICTURES = "pictures"  # under the warehouse: the latest snapshot's picture, beside the tables
+PICTURE_SETTING = "LINEAGE_SNAPSHOT_PICTURE"
+
+
+def snapshot_pictures_on(environ=os.environ) -> bool:
+    """Whether the snapshot draws its picture: `LINEAGE_SNAPSHOT_PICTURE` (default on; `0`,
+    `false`, `off` or `no` turn it off: a snapshot then costs no DuckDB load and no Graphviz run)."""
+    return environ.get(PICTURE_SETTING, "1").strip().lower() not in ("0", "false", "off", "no")
 
 
 def graph_picture_metadata(warehouse: str, log: Callable[[str], None] = print) -> dict:

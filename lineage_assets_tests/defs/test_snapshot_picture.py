@@ -9,9 +9,11 @@ from __future__ import annotations
 import base64
 
 import dagster as dg
+import pytest
 from dagster_pyspark import LazyPySparkResource
 
 from lineage_assets.defs import lineage as lineage_defs
+from lineage_assets.defs.metadata import snapshot_pictures_on
 from lineage_assets.defs.partitions import daily_partitions
 from lineage_assets.defs.resources import LineagePaths, LineageQueryResource
 from lineage_assets.pipeline.checks import CheckReport
@@ -33,6 +35,7 @@ class NoSpark(LazyPySparkResource):
 
 def test_the_current_lineage_materialization_shows_the_graph(tmp_path, monkeypatch):
     require("dot", "graphviz")
+    monkeypatch.setenv("LINEAGE_SNAPSHOT_PICTURE", "1")
     warehouse = str(tmp_path / "wh")
     platform.build_platform(warehouse, jobs=120, days=0, seed=3)
     seq = commits.latest(warehouse).seq
@@ -59,3 +62,9 @@ def test_the_current_lineage_materialization_shows_the_graph(tmp_path, monkeypat
     assert isinstance(metadata["graph_picture_svg"], dg.PathMetadataValue)
     assert open(metadata["graph_picture_png"].value, "rb").read() == png
     assert metadata["commit"].value == seq and "graph_picture" not in others
+
+
+@pytest.mark.parametrize("value, on", [("1", True), ("", True), ("0", False), ("off", False), ("False", False), ("no", False)])
+def test_the_picture_setting(value, on):
+    assert snapshot_pictures_on({"LINEAGE_SNAPSHOT_PICTURE": value}) is on
+    assert snapshot_pictures_on({}) is True
