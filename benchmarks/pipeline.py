@@ -263,7 +263,7 @@ def main() -> int:
     if cases & {"e", "f", "g"} and "a" not in cases:
         parser.error("cases e, f and g use case a's events and ratios: add a to --cases")
     if "e" in cases:
-        print(f"\ncase e: case a's events as 10,000 files")
+        print("\ncase e: case a's events as 10,000 files")
         folder = os.path.join(work, "e")
         names = split_into_files(source_a, folder, 10_000)
         steps = pipeline(spark, folder, names, os.path.join(work, "wh_e"), START, START, args.sample)
