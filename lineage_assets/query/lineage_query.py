@@ -130,6 +130,13 @@ class LineageQuery:
         """The identifiers that stand for a canonical dataset now."""
         return self._aliases.get((namespace, name), [])
 
+    def resolve_urn(self, urn: str) -> NodeRef:
+        """The canonical dataset or field node a DataHub URN names in the current graph
+        (ValueError when malformed or ambiguous, NodeNotFound when unknown)."""
+        with self._lock:
+            self._refresh()
+            return self.canonical(self._urn_ref(urn))
+
     def _urn_ref(self, urn: str, with_history: bool = False) -> NodeRef:
         """The dataset or field node a DataHub URN names (v1 or v2 field path). The caller holds
         the lock and has refreshed."""

@@ -377,15 +377,16 @@ def ask(query, node_id: str, *, columns: bool = False, depth: int = 20, with_dow
 
 def start_ids(query, node_id: str, graph: LineageGraph) -> set[str]:
     """The ids in `graph` of the node a picture was asked about: the id itself, or the
-    canonical node an alias or partition names (a dataset id also marks its cluster in a column
-    answer)."""
-    from lineage_assets.query.node_ids import candidates, split_version
+    canonical node an alias, a partition or a DataHub URN names (a dataset id also marks its
+    cluster in a column answer)."""
+    from lineage_assets.query.node_ids import NodeNotFound, candidates, split_version
+    from lineage_assets.query.urns import is_urn
 
     ids = graph.ids
     found = {node_id} & ids
     try:
-        readings = candidates(node_id)
-    except ValueError:
+        readings = [query.resolve_urn(node_id)] if is_urn(node_id) else candidates(node_id)
+    except (ValueError, NodeNotFound):
         return found
     version = split_version(node_id)[1]
     datasets = {(n.data.get("namespace"), n.data.get("dataset")) for n in graph.graph if n.type == "DATASET_FIELD"}

@@ -16,6 +16,7 @@ import pytest
 from lineage_assets import LineageQuery
 from lineage_assets.cli import main
 from lineage_assets.defs.metadata import graph_picture_metadata
+from lineage_assets.identity.datahub import dataset_urn, field_urn
 from lineage_assets.query import picture
 from lineage_assets.query import synthetic_platform as platform
 from lineage_assets.query.models import Edge, LineageGraph, Node
@@ -246,3 +247,15 @@ def test_without_graphviz_the_snapshot_metadata_says_so(platform_warehouse, monk
     metadata = graph_picture_metadata(warehouse, said.append)
     assert list(metadata) == ["graph_picture"] and "apt-get install graphviz" in metadata["graph_picture"].value
     assert said and "dot" in said[0]
+
+
+def test_a_node_asked_for_by_its_datahub_urn_is_highlighted(platform_warehouse):
+    warehouse, _job, field = platform_warehouse
+    name, column = field.split(":")[-2:]  # datasetField:<NS>:<name>:<field>; the names hold no colon
+    with LineageQuery(warehouse) as query:
+        for urn, node in ((dataset_urn(NS, name), f"dataset:{NS}:{name}"), (field_urn(NS, name, column), field)):
+            graph = query.column_lineage(urn, depth=2, with_downstream=True)
+            assert picture.start_ids(query, urn, graph) == {node} == picture.start_ids(query, node, graph)
+        graph = query.lineage(dataset_urn(NS, name), depth=1)
+        assert picture.start_ids(query, dataset_urn(NS, name), graph) == {f"dataset:{NS}:{name}"}
+        assert picture.start_ids(query, dataset_urn(NS, "nobody"), graph) == set()  # an unknown URN highlights nothing
