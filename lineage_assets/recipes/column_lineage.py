@@ -1,0 +1,754 @@
+"""Lineage of a recipe without looking at data: walk the schema step by step, then backtrack.
+
+`lineage(recipe, input_columns, output_columns=None)` walks the recipe over a symbolic schema.
+Each column is a chain of `Origin`s (the states it went through, each naming the directive that
+made it and the states it was made from). Directives whose output columns only the data knows
+(`parse-as-csv`, `parse-as-json`, `split-to-columns`, `extract-regex-groups`) leave a `Family`
+in the schema ("all columns formatted body_%d"); a later directive that names one of its members
+takes that member out of the family, and the run's output schema (when given) binds the rest.
+A reference that the schema cannot settle without data is reported in `.unresolved` with its
+reason, and the columns it might concern are kept as *possible* edges (`certain=False`), so
+`forward` never misses a column the data could reach; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lineage_assets.recipes.syntax import Recipe, RecipeError, Step, parse
+
+IDENTITY, TRANSFORMATION, FILTER = "IDENTITY", "TRANSFORMATION", "FILTER"
+DIRECT, INDIRECT = "DIRECT", "INDIRECT"
+READ, DROP, ADD, RENAME, MODIFY = "Read", "Drop", "Add", "Rename", "Modify"
+
+
+@dataclass(frozen=True, eq=False)
+class Origin:
+    """One state of a column: the directive that made it and the states it was made from."""
+
+    name: str
+    step: Step | None  # None: an input column
+    action: str  # input | add | modify | rename | copy | parse
+    sources: tuple["Origin", ...] = ()
+    subtype: str = IDENTITY  # of the hop from `sources` to this state
+    masking: bool = False
+    possible: tuple["Origin", ...] = ()  # states it may come from, depending on the data
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One label a directive puts on one column (a `field_operations` row of the recipe)."""
+
+    step: int
+    line: int
+    directive: str  # the directive's text
+    name: str  # the directive's name
+    column: str  # a column name, or an "all columns ..." form not bound to names
+    label: str  # Read | Drop | Add | Rename | Modify
+    reads: tuple[str, ...] = ()  # for Add/Modify: the columns read; for Rename: (old,)
+    new_name: str | None = None  # for Rename: the name after
+    pattern: bool = False  # `column` is an "all columns ..." form
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """A reference the recipe and the schemas cannot settle without data, and why."""
+
+    step: int | None
+    line: int | None
+    directive: str | None
+    column: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RecipeEdge:
+    """An input column feeding an output column (OpenLineage column-lineage terms)."""
+
+    input: str
+    output: str
+    type: str  # DIRECT | INDIRECT
+    subtype: str  # IDENTITY | TRANSFORMATION | FILTER
+    masking: bool
+    certain: bool  # False: only if the data binds an unresolved reference this way
+    steps: tuple[int, ...]  # directives on the way (for INDIRECT: the filters)
+    maybe_steps: tuple[int, ...] = ()  # directives on the way only if the data says so
+
+
+@dataclass(frozen=True)
+class TraceNode:
+    """One node of a backward tree: a column state, the directive that made it, its sources."""
+
+    column: str
+    step: int | None
+    directive: str | None
+    action: str
+    subtype: str
+    masking: bool
+    sources: tuple["TraceNode", ...] = ()
+    possible: tuple["TraceNode", ...] = ()
+    filters: tuple["FilterNode", ...] = ()  # at the root: the filters every output row passed
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"column": self.column, "step": self.step,
+                               "directive": self.directive, "action": self.action}
+        if self.step is not None:
+            out["transformation"] = self.subtype
+            out["masking"] = self.masking
+        if self.sources:
+            out["sources"] = [s.to_dict() for s in self.sources]
+        if self.possible:
+            out["possible"] = [s.to_dict() for s in self.possible]
+        if self.filters:
+            out["filters"] = [f.to_dict() for f in self.filters]
+        return out
+
+    def inputs(self) -> set[str]:
+        if self.step is None:
+            return {self.column}
+        found: set[str] = set()
+        for child in self.sources:
+            found |= child.inputs()
+        return found
+
+
+@dataclass(frozen=True)
+class FilterNode:
+    step: int
+    directive: str
+    reads: tuple[TraceNode, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "directive": self.directive,
+                "reads": [r.to_dict() for r in self.reads]}
+
+
+# --- the symbolic schema ----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Slot:
+    origin: Origin
+
+    @property
+    def name(self) -> str:
+        return self.origin.name
+
+
+_UNKNOWN = object()  # a family member whose name before bulk renames cannot be recovered
+
+
+@dataclass(eq=False)
+class Family:
+    """Columns one directive makes from the data: `body_1..body_n`, `body_<key>`, or a header."""
+
+    step: Step
+    source: Origin
+    kind: str  # numbered | numbered2 | keyed | any
+    prefix: str
+    groups: int = 0
+    renames: list[tuple[Step, Callable[[str], str], bool]] = field(default_factory=list)
+    taken: set[str] = field(default_factory=set)  # members taken out (names before renames)
+    ordered: bool = True  # False once a member was taken out of it
+    by_position: bool = False  # a set-headers named some of its members by position only
+    bound: list[str] = field(default_factory=list)  # members bound, in order
+
+    @property
+    def form(self) -> str:
+        if self.kind == "numbered":
+            return f"all columns formatted {self.prefix}%d"
+        if self.kind == "numbered2":
+            return f"all columns formatted {self.prefix}%d_%d"
+        if self.kind == "keyed":
+            return f"all columns formatted {self.prefix}%s"
+        return "all columns the data names"
+
+    def current(self, original: str) -> str:
+        for _step, rename, _idem in self.renames:
+            original = rename(original)
+        return original
+
+    def admits(self, name: str) -> Any:
+        """The member's name before renames if `name` can be a member, `_UNKNOWN` if it can but
+        its earlier name is lost, or None."""
+        if self.kind in ("numbered", "numbered2"):
+            runs = [int(r) for r in re.findall(r"\d+", name)]
+            candidates: list[str] = []
+            if self.kind == "numbered":
+                candidates = [f"{self.prefix}{i}" for i in runs if i >= 1]
+            else:
+                candidates = [f"{self.prefix}{m}_{g}" for m, g in zip(runs, runs[1:])
+                              if m >= 1 and 1 <= g <= self.groups]
+            for original in candidates:
+                if original not in self.taken and self.current(original) == name:
+                    return original
+            return None
+        if not self.renames:
+            if name in self.taken:
+                return None
+            if self.kind == "keyed":
+                return name if name.startswith(self.prefix) and len(name) > len(self.prefix) \
+                    else None
+            return name
+        if all(idem for _s, _r, idem in self.renames):
+            if self.current(name) != name:
+                return None
+            if self.kind == "keyed" and not name.startswith(self.current(self.prefix)):
+                return None
+        return _UNKNOWN
+
+
+Entry = Slot | Family
+
+
+class SchemaWalk:
+    """The schema as the recipe changes it, and what each directive did to which column."""
+
+    def __init__(self, recipe: Recipe, input_columns: Sequence[str]):
+        self.recipe = recipe
+        self.inputs = tuple(Origin(name, None, "input") for name in input_columns)
+        self.entries: list[Entry] = [Slot(o) for o in self.inputs]
+        self.operations: list[Operation] = []
+        self.unresolved: list[Unresolved] = []
+        self.filters: list[tuple[Step, tuple[Origin, ...]]] = []
+        self.families: list[Family] = []
+
+    # -- records
+
+    def touch(self, step: Step, column: str, label: str, reads: Iterable[str] = (),
+              new_name: str | None = None, pattern: bool = False) -> None:
+        self.operations.append(Operation(step.number, step.line, step.text, step.name, column,
+                                         label, tuple(reads), new_name, pattern))
+
+    def note(self, step: Step | None, column: str, reason: str) -> None:
+        self.unresolved.append(Unresolved(
+            step.number if step else None, step.line if step else None,
+            step.text if step else None, column, reason))
+
+    # -- lookups
+
+    def slots(self) -> list[Slot]:
+        return [e for e in self.entries if isinstance(e, Slot)]
+
+    def names(self) -> list[str]:
+        return [e.name for e in self.entries if isinstance(e, Slot)]
+
+    def _slot_index(self, name: str) -> int | None:
+        for i, entry in enumerate(self.entries):
+            if isinstance(entry, Slot) and entry.name == name:
+                return i
+        return None
+
+    def find(self, name: str, step: Step | None) -> Slot | None:
+        """The column called `name` now, taking it out of a family if only the data names it."""
+        index = self._slot_index(name)
+        if index is not None:
+            return self.entries[index]  # type: ignore[return-value]
+        candidates = [(f, f.admits(name)) for f in self.entries if isinstance(f, Family)]
+        candidates = [(f, original) for f, original in candidates if original is not None]
+        if not candidates:
+            return None
+        if len(candidates) > 1:
+            forms = "; ".join(f"{f.form} (step {f.step.number} {f.step.name})"
+                              for f, _ in candidates)
+            self.note(step, name, f"`{name}` is not a known column; more than one directive "
+                                  f"may make it from the data: {forms}")
+            latest = candidates[-1][0].step
+            slot = Slot(Origin(name, latest, "parse", (), TRANSFORMATION,
+                               possible=tuple(self._member(f, name, None) for f, _ in candidates)))
+            self.entries.append(slot)
+            return slot
+        family, original = candidates[0]
+        return self._take(family, name, original)
+
+    def _member(self, family: Family, name: str, original: Any) -> Origin:
+        """The state chain of a member: made by the family's directive, then its bulk renames."""
+        if original is _UNKNOWN or original is None:
+            return Origin(name, family.step, "parse", (family.source,), TRANSFORMATION)
+        origin = Origin(original, family.step, "parse", (family.source,), TRANSFORMATION)
+        current = original
+        for step, rename, _idem in family.renames:
+            renamed = rename(current)
+            if renamed != current:
+                origin = Origin(renamed, step, "rename", (origin,))
+                current = renamed
+        return origin
+
+    def _take(self, family: Family, name: str, original: Any) -> Slot:
+        if original is _UNKNOWN:
+            self.note(family.step, name,
+                      f"`{name}` is taken to be one of the columns {family.step.name} (step "
+                      f"{family.step.number}) made from the data; its name before the bulk "
+                      f"renames after it is known only from the data")
+        else:
+            family.taken.add(original)
+        bound = name if original is _UNKNOWN else original
+        family.bound.append(bound)
+        family.ordered = False
+        self.touch(family.step, bound, ADD, (family.source.name,))
+        slot = Slot(self._member(family, name, original))
+        self.entries.insert(self.entries.index(family) + 1, slot)
+        return slot
+
+    def read(self, step: Step, name: str, *, label: bool = True) -> Origin | None:
+        slot = self.find(name, step)
+        if slot is None:
+            self.note(step, name, f"column `{name}` does not exist before this directive")
+            return None
+        if label:
+            self.touch(step, name, READ)
+        return slot.origin
+
+    # -- effects
+
+    def rename(self, step: Step, old: str, new: str) -> None:
+        slot = self.find(old, step)
+        if slot is None:
+            self.note(step, old, f"column `{old}` does not exist: rename does nothing")
+            return
+        if old == new:
+            return
+        clash = self._slot_index(new)
+        if clash is not None:
+            self.note(step, new, f"rename replaces the existing column `{new}`")
+            self.touch(step, new, DROP)
+            del self.entries[clash]
+        self.touch(step, old, RENAME, (old,), new_name=new)
+        slot.origin = Origin(new, step, "rename", (slot.origin,))
+
+    def drop(self, step: Step, name: str) -> None:
+        slot = self.find(name, step)
+        if slot is None:
+            self.note(step, name, f"column `{name}` does not exist: nothing to drop")
+            return
+        self.touch(step, name, DROP)
+        self.entries.remove(slot)
+
+    def keep(self, step: Step, names: Sequence[str]) -> None:
+        kept: list[Slot] = []
+        for name in names:
+            slot = self.find(name, step)
+            if slot is None:
+                self.note(step, name, f"column `{name}` does not exist: nothing to keep")
+            elif slot not in kept:
+                kept.append(slot)
+        for entry in list(self.entries):
+            if isinstance(entry, Slot) and entry not in kept:
+                self.touch(step, entry.name, DROP)
+            elif isinstance(entry, Family):
+                self.touch(step, entry.form, DROP, pattern=True)
+                self.note(step, entry.form,
+                          f"keep drops the other columns {entry.step.name} (step "
+                          f"{entry.step.number}) made from the data; only the data names them")
+        self.entries = [e for e in self.entries if e in kept]
+
+    def copy(self, step: Step, source: str, destination: str, *, force: bool) -> None:
+        origin = self.read(step, source)
+        existing = self._slot_index(destination)
+        if existing is not None and not force:
+            self.note(step, destination, f"column `{destination}` exists and force is false: "
+                                         "the copy fails when run")
+        made = Origin(destination, step, "copy", (origin,) if origin else ())
+        self._put(step, made, (source,))
+
+    def derive(self, step: Step, target: str, reads: Sequence[str], *,
+               reads_all: bool = False) -> None:
+        origins: list[Origin] = []
+        read_names: list[str] = []
+        for name in reads:
+            origin = self.read(step, name, label=name != target)
+            if origin is not None:
+                origins.append(origin)
+                read_names.append(name)
+        possible: tuple[Origin, ...] = ()
+        if reads_all:
+            origins.extend(s.origin for s in self.slots() if s.origin not in origins)
+            read_names.extend(n for n in self.names() if n not in read_names)
+            possible = tuple(f.source for f in self.entries if isinstance(f, Family))
+        made = Origin(target, step, "add", tuple(origins), TRANSFORMATION, possible=possible)
+        self._put(step, made, read_names)
+
+    def _put(self, step: Step, made: Origin, reads: Sequence[str]) -> None:
+        # Only a known column is replaced: a column a family may also make from the data gets
+        # the same values either way (the written one), so the family is left as it is.
+        index = self._slot_index(made.name)
+        if index is None:
+            self.touch(step, made.name, ADD, reads)
+            self.entries.append(Slot(made))
+        else:
+            self.touch(step, made.name, MODIFY, reads)
+            action = "modify" if made.action == "add" else made.action
+            self.entries[index] = Slot(Origin(made.name, step, action, made.sources,
+                                              made.subtype, made.masking, made.possible))
+
+    def swap(self, step: Step, first: str, second: str) -> None:
+        a, b = self.find(first, step), self.find(second, step)
+        for name, slot in ((first, a), (second, b)):
+            if slot is None:
+                self.note(step, name, f"column `{name}` does not exist: swap fails when run")
+        if a is None or b is None or a is b:
+            return
+        self.touch(step, first, RENAME, (first,), new_name=second)
+        self.touch(step, second, RENAME, (second,), new_name=first)
+        a.origin, b.origin = (Origin(second, step, "rename", (a.origin,)),
+                              Origin(first, step, "rename", (b.origin,)))
+
+    def modify(self, step: Step, name: str, *, masking: bool = False) -> None:
+        slot = self.find(name, step)
+        if slot is None:
+            self.note(step, name, f"column `{name}` does not exist before this directive")
+            return
+        self.touch(step, name, MODIFY, (name,))
+        slot.origin = Origin(name, step, "modify", (slot.origin,), TRANSFORMATION, masking)
+
+    def spawn(self, step: Step, column: str, *, kind: str, prefix: str, groups: int = 0) -> None:
+        origin = self.read(step, column)
+        if origin is None:
+            return
+        family = Family(step, origin, kind, prefix, groups)
+        self.touch(step, family.form, ADD, (column,), pattern=True)
+        # the same directive on the same, unchanged column makes the same columns again
+        same = [f for f in self.entries if isinstance(f, Family) and f.kind == kind
+                and f.prefix == prefix and f.groups == groups and f.source is origin
+                and not f.renames]
+        retaken: list[Slot] = []
+        for slot in self.slots():
+            original = family.admits(slot.name)
+            if original is None:
+                continue
+            if any(original in f.taken and slot.name == original
+                   and _descends_from(slot.origin, f) for f in same):
+                self.entries.remove(slot)
+                family.taken.add(original)
+                family.bound.append(original)
+                family.ordered = False
+                self.touch(step, original, ADD, (column,))
+                retaken.append(Slot(self._member(family, original, original)))
+                continue
+            # the data decides whether this directive writes over the column: both may hold
+            self.note(step, slot.name, f"`{slot.name}` exists and {step.name} writes over it if "
+                                       "the data makes a column of that name")
+            slot.origin = Origin(slot.name, step, "parse", (), TRANSFORMATION, possible=(
+                slot.origin, self._member(family, slot.name, original)))
+        self.entries = [e for e in self.entries if not any(e is f for f in same)]
+        self.entries.append(family)
+        self.entries.extend(retaken)
+        self.families.append(family)
+
+    def filter(self, step: Step, names: Sequence[str], *, reads_all: bool = False) -> None:
+        origins = [o for o in (self.read(step, n) for n in names) if o is not None]
+        if reads_all:
+            origins.extend(s.origin for s in self.slots() if s.origin not in origins)
+            origins.extend(f.source for f in self.entries if isinstance(f, Family))
+        self.filters.append((step, tuple(origins)))
+
+    def rename_all(self, step: Step, rename: Callable[[str], str], *, idempotent: bool) -> None:
+        after: dict[str, str] = {}
+        for entry in self.entries:
+            if isinstance(entry, Family):
+                entry.renames.append((step, rename, idempotent))
+                self.touch(step, entry.form, RENAME, pattern=True)
+                continue
+            new = rename(entry.name)
+            if new in after:
+                self.note(step, new, f"columns `{after[new]}` and `{entry.name}` would both be "
+                                     f"called `{new}`: the directive fails when run")
+            after[new] = entry.name
+            if new != entry.name:
+                self.touch(step, entry.name, RENAME, (entry.name,), new_name=new)
+                entry.origin = Origin(new, step, "rename", (entry.origin,))
+
+    def set_headers(self, step: Step, names: Sequence[str]) -> None:
+        """Name columns by position. A position inside the columns a directive made from the
+        data is only known from the data; such names are reported and kept as possible edges."""
+        position = 0
+        remaining = list(names)
+        index = 0
+        while remaining and index < len(self.entries):
+            entry = self.entries[index]
+            name = remaining[0]
+            if isinstance(entry, Slot):
+                self._rename_slot(step, entry, name)
+                remaining.pop(0)
+                position += 1
+                index += 1
+                continue
+            family = entry
+            is_last = index == len(self.entries) - 1
+            if family.kind == "numbered" and family.ordered and not family.renames and is_last:
+                number = 1
+                while remaining:
+                    slot = self._take(family, f"{family.prefix}{number}",
+                                      f"{family.prefix}{number}")
+                    self._rename_slot(step, slot, remaining.pop(0))
+                    number += 1
+                family.ordered = True  # still ordered: the members taken are its first ones
+                return
+            self._positional_unknown(step, index, position, remaining)
+            return
+        if remaining:
+            self.note(step, ",".join(remaining),
+                      f"set-headers names {len(names)} columns; the schema has "
+                      f"{len(names) - len(remaining)}: the rest are ignored when run")
+
+    def _rename_slot(self, step: Step, slot: Slot, name: str) -> None:
+        if slot.name == name:
+            return
+        clash = self._slot_index(name)
+        self.touch(step, slot.name, RENAME, (slot.name,), new_name=name)
+        slot.origin = Origin(name, step, "rename", (slot.origin,))
+        if clash is not None and self.entries[clash] is not slot:
+            self.note(step, name, f"set-headers gives `{name}` to two columns")
+
+    def _positional_unknown(self, step: Step, index: int, position: int,
+                            remaining: list[str]) -> None:
+        region = self.entries[index:]
+        families = [e for e in region if isinstance(e, Family)]
+        slots = [e for e in region if isinstance(e, Slot)]
+        # a region that is one family and members taken out of it: each name is one of its
+        # columns for certain (made from the family's source); which one only the data knows
+        family_of = {id(f): f for f in families}
+        single = len(families) == 1 and all(_descends_from(s.origin, families[0])
+                                            for s in slots)
+        made: list[Slot] = []
+        for offset, name in enumerate(remaining):
+            if single:
+                family = families[0]
+                family.by_position = True
+                base = Origin(f"(column {position + offset + 1}: {family.form})", family.step,
+                              "parse", (family.source,), TRANSFORMATION)
+                origin = Origin(name, step, "rename", (base,),
+                                possible=tuple(s.origin for s in slots))
+            else:
+                origin = Origin(name, step, "rename", (), possible=tuple(
+                    [s.origin for s in slots] + [f.source for f in family_of.values()]))
+            forms = ", ".join(f"{f.form} (step {f.step.number} {f.step.name})" for f in families)
+            taken = ", ".join(f"`{s.name}`" for s in slots)
+            self.note(step, name,
+                      f"set-headers names position {position + offset + 1}, which falls among "
+                      f"columns only the data names: {forms}"
+                      + (f" and the columns {taken} among them" if taken else "")
+                      + "; which column it renames is known only from the data")
+            self.touch(step, name, RENAME, new_name=name, pattern=True)
+            made.append(Slot(origin))
+        for s in slots:
+            self.note(step, s.name, f"`{s.name}` may have been renamed by this set-headers")
+        self.entries[index:index] = made
+
+    # -- the end
+
+    def bind_outputs(self, output_columns: Sequence[str] | None) -> list[Slot]:
+        if output_columns is None:
+            return self.slots()
+        bound: list[Slot] = []
+        for name in output_columns:
+            slot = self.find(name, None)
+            if slot is None:
+                self.note(None, name, f"output column `{name}` is not made by the recipe from the "
+                                      "input columns")
+                slot = Slot(Origin(name, None, "unknown"))
+            bound.append(slot)
+        wanted = set(output_columns)
+        for slot in self.slots():
+            if slot.name not in wanted:
+                self.note(None, slot.name, f"the recipe leaves column `{slot.name}` but the "
+                                           "output schema does not have it")
+        return bound
+
+
+def _descends_from(origin: Origin, family: Family) -> bool:
+    if origin.step is family.step and origin.action == "parse":
+        return True
+    return any(_descends_from(s, family) for s in origin.sources)
+
+
+# --- the answer -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Reach:
+    identity: bool  # some path is identity all the way
+    masked: bool  # every path passes a masking directive
+    certain: bool  # some path uses only certain sources
+    steps: frozenset[int]  # directives on certain paths
+    maybe_steps: frozenset[int]  # directives only on possible paths
+
+
+def _merge(a: _Reach, b: _Reach) -> _Reach:
+    steps = a.steps | b.steps
+    return _Reach(a.identity or b.identity, a.masked and b.masked, a.certain or b.certain, steps,
+                  (a.maybe_steps | b.maybe_steps) - steps)
+
+
+class RecipeLineage:
+    """What a recipe does to columns: backward trees, forward sets, edges, labels, unresolved."""
+
+    def __init__(self, walk: SchemaWalk, outputs: list[Slot], output_columns_known: bool):
+        self.recipe = walk.recipe
+        self.inputs: tuple[str, ...] = tuple(o.name for o in walk.inputs)
+        self._walk = walk
+        self._outputs = {slot.name: slot.origin for slot in outputs}
+        self.outputs: tuple[str, ...] = tuple(self._outputs)
+        self.families: tuple[str, ...] = () if output_columns_known else tuple(
+            f.form for f in walk.entries if isinstance(f, Family))
+        self._memo: dict[int, dict[Origin, _Reach]] = {}
+        self._filter_inputs: list[tuple[Step, dict[Origin, _Reach]]] = [
+            (step, self._reach_all(origins)) for step, origins in walk.filters]
+
+    @property
+    def unresolved(self) -> tuple[Unresolved, ...]:
+        return tuple(self._walk.unresolved)
+
+    @property
+    def operations(self) -> tuple[Operation, ...]:
+        """Labels by step; an "all columns" form is replaced by the members bound to it."""
+        # with the output schema known, a family's members are all bound by name unless a
+        # set-headers named some by position only
+        named = {f.step.number for f in self._walk.families if not f.by_position}
+        out = []
+        for op in self._walk.operations:
+            if op.pattern and op.label == ADD and op.step in named and not self.families:
+                continue
+            out.append(op)
+        return tuple(sorted(out, key=lambda o: o.step))
+
+    # -- traversal
+
+    def _reach(self, origin: Origin) -> dict[Origin, _Reach]:
+        cached = self._memo.get(id(origin))
+        if cached is not None:
+            return cached
+        result: dict[Origin, _Reach] = {}
+        if origin.step is None:
+            if origin.action == "input":
+                result[origin] = _Reach(True, False, True, frozenset(), frozenset())
+            self._memo[id(origin)] = result
+            return result
+        hop_identity = origin.subtype == IDENTITY
+        here = frozenset({origin.step.number})
+        for certain, sources in ((True, origin.sources), (False, origin.possible)):
+            for source in sources:
+                for inp, r in self._reach(source).items():
+                    sure = certain and r.certain
+                    step_reach = _Reach(hop_identity and r.identity, origin.masking or r.masked,
+                                        sure, r.steps | here if sure else frozenset(),
+                                        r.maybe_steps | (frozenset() if sure else r.steps | here))
+                    old = result.get(inp)
+                    result[inp] = step_reach if old is None else _merge(old, step_reach)
+        self._memo[id(origin)] = result
+        return result
+
+    def _reach_all(self, origins: Iterable[Origin]) -> dict[Origin, _Reach]:
+        merged: dict[Origin, _Reach] = {}
+        for origin in origins:
+            for inp, r in self._reach(origin).items():
+                old = merged.get(inp)
+                merged[inp] = r if old is None else _merge(old, r)
+        return merged
+
+    def _origin(self, column: str) -> Origin:
+        origin = self._outputs.get(column)
+        if origin is None:
+            if self.families:
+                slot = self._walk.find(column, None)
+                if slot is not None:
+                    self._outputs[column] = slot.origin
+                    return slot.origin
+            raise KeyError(f"`{column}` is not an output column of the recipe; outputs: "
+                           f"{', '.join(self.outputs)}"
+                           + (f"; and {', '.join(self.families)}" if self.families else ""))
+        return origin
+
+    # -- questions
+
+    def edges_of(self, column: str) -> tuple[RecipeEdge, ...]:
+        origin = self._origin(column)
+        edges = [RecipeEdge(inp.name, column, DIRECT, IDENTITY if r.identity else TRANSFORMATION,
+                            r.masked, r.certain, tuple(sorted(r.steps)),
+                            tuple(sorted(r.maybe_steps)))
+                 for inp, r in self._reach(origin).items()]
+        indirect: dict[str, tuple[bool, set[int]]] = {}
+        for step, reach in self._filter_inputs:
+            for inp, r in reach.items():
+                certain, steps = indirect.get(inp.name, (False, set()))
+                indirect[inp.name] = (certain or r.certain, steps | {step.number})
+        edges.extend(RecipeEdge(name, column, INDIRECT, FILTER, False, certain,
+                                tuple(sorted(steps)))
+                     for name, (certain, steps) in indirect.items())
+        order = {name: i for i, name in enumerate(self.inputs)}
+        return tuple(sorted(edges, key=lambda e: (e.type, order[e.input])))
+
+    @property
+    def edges(self) -> tuple[RecipeEdge, ...]:
+        return tuple(e for column in self.outputs for e in self.edges_of(column))
+
+    def backward(self, column: str, *, direct_only: bool = False) -> frozenset[str]:
+        """The input columns an output column came from (directly, or through filters)."""
+        return frozenset(e.input for e in self.edges_of(column)
+                         if not direct_only or e.type == DIRECT)
+
+    def forward(self, column: str, *, direct_only: bool = False) -> frozenset[str]:
+        """The output columns an input column impacted."""
+        if column not in self.inputs:
+            raise KeyError(f"`{column}` is not an input column; inputs: {', '.join(self.inputs)}")
+        return frozenset(e.output for e in self.edges if e.input == column
+                         and (not direct_only or e.type == DIRECT))
+
+    def backward_tree(self, column: str) -> TraceNode:
+        root = self._tree(self._origin(column))
+        filters = tuple(FilterNode(step.number, step.text,
+                                   tuple(self._tree(o) for o in origins))
+                        for step, origins in self._walk.filters)
+        return TraceNode(root.column, root.step, root.directive, root.action, root.subtype,
+                         root.masking, root.sources, root.possible, filters)
+
+    def _tree(self, origin: Origin) -> TraceNode:
+        return TraceNode(origin.name, origin.step.number if origin.step else None,
+                         origin.step.text if origin.step else None, origin.action,
+                         origin.subtype, origin.masking,
+                         tuple(self._tree(s) for s in origin.sources),
+                         tuple(self._tree(s) for s in origin.possible))
+
+    def directives_for(self, column: str) -> tuple[int, ...]:
+        """Steps that touched an output column's values or name, in recipe order."""
+        steps: set[int] = set()
+        for e in self.edges_of(column):
+            steps.update(e.steps)
+        origin = self._origin(column)
+        stack = [origin]
+        while stack:
+            o = stack.pop()
+            if o.step is not None:
+                steps.add(o.step.number)
+            stack.extend(o.sources)
+        return tuple(sorted(steps))
+
+
+def lineage(recipe: Recipe | str, input_columns: Sequence[str],
+            output_columns: Sequence[str] | None = None) -> RecipeLineage:
+    """The recipe's column lineage from the input schema (and the run's output schema)."""
+    if isinstance(recipe, str):
+        recipe = parse(recipe)
+    _check_columns("input", input_columns)
+    if output_columns is not None:
+        _check_columns("output", output_columns)
+    walk = SchemaWalk(recipe, input_columns)
+    for step in recipe.steps:
+        step.directive.effect(walk, step)
+    outputs = walk.bind_outputs(output_columns)
+    return RecipeLineage(walk, outputs, output_columns is not None)
+
+
+def _check_columns(which: str, columns: Sequence[str]) -> None:
+    if isinstance(columns, str):
+        raise RecipeError(f"{which} columns are a list of names, not one string")
+    seen: set[str] = set()
+    for name in columns:
+        if not isinstance(name, str) or not name:
+            raise RecipeError(f"{which} column names are non-empty strings, got {name!r}")
+        if name in seen:
+            raise RecipeError(f"{which} column `{name}` is listed twice")
+        seen.add(name)
