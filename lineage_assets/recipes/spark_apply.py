@@ -346,12 +346,26 @@ def _hash(df: DataFrame, s: Step) -> DataFrame:
 
 
 def _mask_number(df: DataFrame, s: Step) -> DataFrame:
+    """Wrangler's MaskNumber, walking the pattern over the value (Spark's `aggregate`): `#`
+    copies the value's next character (none past its end), `x`/`X` writes `x` in place of it,
+    any other character is written and consumes the value's next character if they are equal."""
     name, pattern = s.args["column"], s.args["pattern"]
     _require(df, s, name)
     value = _text(name)
-    parts = [F.substring(value, i + 1, 1) if ch == "#" else F.lit(ch)
-             for i, ch in enumerate(pattern)]
-    masked = F.concat(*parts) if parts else F.lit("")
+
+    def step(acc: Column, ch: Column) -> Column:
+        i, out = acc["i"], acc["out"]
+        current = F.substring(value, i, 1)
+        return (F.when(ch == "#", F.when(i > F.length(value), acc).otherwise(
+                    F.struct((i + 1).alias("i"), F.concat(out, current).alias("out"))))
+                .when(ch.isin("x", "X"), F.struct((i + 1).alias("i"),
+                                                  F.concat(out, F.lit("x")).alias("out")))
+                .otherwise(F.struct(F.when((i <= F.length(value)) & (current == ch), i + 1)
+                                    .otherwise(i).alias("i"), F.concat(out, ch).alias("out"))))
+
+    start = F.struct(F.lit(1).alias("i"), F.lit("").alias("out"))
+    chars = F.array(*[F.lit(ch) for ch in pattern]) if pattern else F.array().cast("array<string>")
+    masked = F.aggregate(chars, start, step, lambda acc: acc["out"])
     return _put(df, s, name, F.when(value.isNotNull(), masked))
 
 
