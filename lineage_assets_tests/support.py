@@ -87,6 +87,7 @@ class Folded:
     column_lineage: list[dict]
     dataset_fields: list[dict]
     dataset_aliases: list[dict]
+    field_operations: list[dict]
     job_mismatch: list[dict]  # rejected_events rows with reason job_mismatch
     state: "FoldState"
     jobs_state: list[dict]

@@ -188,13 +188,15 @@ def _type(types: Column, field: Column) -> Column:
 
 def column_edges(
     terminal: DataFrame, run_versions: DataFrame, resolved_inputs: DataFrame, declared_schemas: DataFrame, catalog: DataFrame,
+    derived: DataFrame | None = None,
 ) -> DataFrame:
     """column_lineage rows of terminal runs.
 
     terminal: coalesced runs (inputs/outputs with facets JSON); run_versions: their output
     dataset versions; resolved_inputs: (run_id, namespace, name, version_id) of declared inputs;
     declared_schemas: `input_schemas(terminal)`; catalog: `schema_catalog` of the output
-    versions' and the inputs' schema texts.
+    versions' and the inputs' schema texts; derived: (run_id, output_namespace, output_name,
+    cll) facets derived from a recipe (`recipe_runs`), used where an output has no facet.
 
     Every join is made per output or per run, and every edge is completed inside its output's
     row (its input looked up in one map per run of the inputs' versions and field types), before
@@ -205,7 +207,12 @@ def column_edges(
         "run_id", "ended_at",
         F.col("o.namespace").alias("output_namespace"), F.col("o.name").alias("output_name"),
         F.from_json(F.get_json_object("o.facets", "$.columnLineage"), FACET_SCHEMA).alias("cll"),
-    ).filter("cll is not null")
+    )
+    if derived is not None:
+        out_key = ["run_id", "output_namespace", "output_name"]
+        outputs = outputs.join(derived.select(*out_key, F.col("cll").alias("_derived")), out_key, "left").select(
+            "run_id", "ended_at", "output_namespace", "output_name", F.coalesce("cll", "_derived").alias("cll"))
+    outputs = outputs.filter("cll is not null")
     versions = run_versions.select(
         "run_id", F.col("namespace").alias("output_namespace"), F.col("name").alias("output_name"),
         F.col("version_id").alias("output_version_id"), F.col("fields").isNotNull().alias("_has_schema"),

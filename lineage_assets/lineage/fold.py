@@ -27,6 +27,7 @@ from pyspark.sql import types as T
 
 from lineage_assets.ids import content_uuid
 from lineage_assets.lineage import column_lineage as cl
+from lineage_assets.lineage import recipe_runs as rr
 from lineage_assets.identity.resolver import Identity
 from lineage_assets.lineage.checkpoint import checkpoint
 from lineage_assets.lineage.coalesce import coalesce_segments, code_version
@@ -99,6 +100,7 @@ class RangeTables:
     column_lineage: DataFrame
     dataset_fields: DataFrame
     dataset_aliases: DataFrame
+    field_operations: DataFrame
     job_mismatch: DataFrame  # EVENTS rows rejected as job_mismatch
     state: dict[str, DataFrame]  # state table name -> rows valid on some day >= first (with valid_to)
 
@@ -428,7 +430,10 @@ def fold_range(
     ).transform(checkpoint)
     fields = cl.dataset_fields(dataset_versions, catalog, extra=("created_date",)).transform(checkpoint)
     lap("dataset_fields")
-    edges = cl.column_edges(terminal, run_versions, resolved, declared_schemas, catalog).transform(checkpoint)
+    with_recipes = rr.recipe_runs(terminal, run_versions, declared_schemas).transform(checkpoint)
+    field_operations = rr.field_operations(with_recipes)
+    lap("recipes")
+    edges = cl.column_edges(terminal, run_versions, resolved, declared_schemas, catalog, derived=with_recipes).transform(checkpoint)
     lap("column_edges")
     column_lineage = edges.withColumn("created_date", F.to_date("created_at"))
 
@@ -502,4 +507,7 @@ def fold_range(
         t.STATE_FIELDS.name: fields_state,
         t.STATE_ALIASES.name: names.state,
     }
-    return RangeTables(runs, job_versions, dataset_versions, run_lineage, column_lineage, fields, names.dataset_aliases, job_mismatch, state)
+    return RangeTables(
+        runs, job_versions, dataset_versions, run_lineage, column_lineage, fields, names.dataset_aliases, field_operations,
+        job_mismatch, state,
+    )

@@ -148,6 +148,16 @@ DATASET_FIELDS = _table(
     "dataset_fields", "history", FIELD_SPEC, ("created_date",), ("version_id", "field_path"),
     "The fields of each dataset version (schema facet), nested fields as dotted paths.",
 )
+FIELD_OPERATIONS = _table(
+    "field_operations", "history",
+    "run_id string, job_namespace string, job_name string, output_version_id string, output_namespace string, "
+    "output_name string, step int, line int, directive string, directive_name string, field string, label string, "
+    "reads array<string>, new_name string, all_columns boolean, note string, created_at timestamp",
+    ("created_date",), (),
+    "One row per run with a Wrangler recipe, output dataset, recipe step and column: the directive, its label "
+    "(Read/Drop/Add/Rename/Modify), the columns it read; all_columns: an 'all columns ...' form only the data binds; "
+    "label null: a reference only the data could settle, with the reason in note (DESIGN.md section 9).",
+)
 ALIAS_SPEC = (
     "alias_namespace string, alias_name string, namespace string, name string, identifier_type string, "
     "learnt_at timestamp, event_id string"
@@ -238,7 +248,7 @@ CURRENT_ALIASES = _table(
 
 ALL: tuple[Table, ...] = (
     LANDED_EVENTS, REJECTED_EVENTS, DROP_FILES, EVENTS, DROP_LEDGER,
-    RUNS, JOB_VERSIONS, DATASET_VERSIONS, RUN_LINEAGE, COLUMN_LINEAGE, DATASET_FIELDS, DATASET_ALIASES,
+    RUNS, JOB_VERSIONS, DATASET_VERSIONS, RUN_LINEAGE, COLUMN_LINEAGE, DATASET_FIELDS, DATASET_ALIASES, FIELD_OPERATIONS,
     STATE_OPEN_EVENTS, STATE_JOBS, STATE_DATASETS, STATE_STORAGE_VERSIONS, STATE_COLUMNS, STATE_FIELDS, STATE_ALIASES,
     CURRENT_JOBS, CURRENT_LINEAGE, CURRENT_COLUMN_LINEAGE, CURRENT_DATASET_FIELDS, CURRENT_ALIASES,
 )

@@ -1,0 +1,153 @@
+"""Runs whose job carries a Wrangler recipe: field_operations rows and column edges derived from
+the recipe where the producer sent no columnLineage (DESIGN.md section 9)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lineage_assets.lineage.recipe_runs import recipe_answer
+from lineage_assets_tests.support import ds, fold_stream, run_event
+
+SCHEDULE_SECONDS = 20
+
+RECIPE = """// clean the customers
+rename :email :contact
+lowercase :name
+hash :contact SHA-256
+set-column :label concat(name, ' #', id)
+filter-row exp:{ country = 'XX' } true
+drop :country
+"""
+
+
+def schema(*names: str) -> dict:
+    return {"schema": {"fields": [{"name": n, "type": "string"} for n in names]}}
+
+
+def wrangler(recipe: str) -> dict:
+    return {"sourceCode": {"language": "Wrangler", "sourceCode": recipe}}
+
+
+def text(*names: str) -> str:
+    return json.dumps([{"name": n, "type": "string"} for n in names])
+
+
+def by_field(cll: dict) -> dict[str, list[tuple]]:
+    return {
+        out: sorted((i["namespace"], i["name"], i["field"], t["type"], t["subtype"], t["masking"])
+                    for i in spec["inputFields"] for t in i["transformations"])
+        for out, spec in cll["fields"].items()
+    }
+
+
+def test_recipe_answer_derives_typed_edges_masking_and_dataset_wide_filters():
+    answer = recipe_answer(RECIPE, [{"namespace": "pg://db:5432", "name": "crm.customers",
+                                     "text": text("id", "name", "email", "country")}],
+                           text("id", "name", "contact", "label"))
+    src = ("pg://db:5432", "crm.customers")
+    assert by_field(answer["cll"]) == {
+        "id": [(*src, "id", "DIRECT", "IDENTITY", False)],
+        "name": [(*src, "name", "DIRECT", "TRANSFORMATION", False)],
+        "contact": [(*src, "email", "DIRECT", "TRANSFORMATION", True)],
+        "label": sorted([(*src, "id", "DIRECT", "TRANSFORMATION", False),
+                         (*src, "name", "DIRECT", "TRANSFORMATION", False)]),
+    }
+    wide = answer["cll"]["dataset"]
+    assert [(d["field"], d["transformations"][0]["type"], d["transformations"][0]["subtype"])
+            for d in wide] == [("country", "INDIRECT", "FILTER")]
+    labels = [(o["step"], o["field"], o["label"]) for o in answer["operations"]]
+    assert (1, "email", "Rename") in labels and (3, "contact", "Modify") in labels
+    assert (4, "label", "Add") in labels and (5, "country", "Read") in labels
+    assert (6, "country", "Drop") in labels
+    rename = next(o for o in answer["operations"] if o["label"] == "Rename")
+    assert rename["new_name"] == "contact" and rename["line"] == 2
+    assert rename["directive"] == "rename :email :contact"
+    assert all(o["note"] is None for o in answer["operations"])
+
+
+def test_a_column_two_inputs_have_feeds_from_both():
+    answer = recipe_answer("uppercase :id", [
+        {"namespace": "a", "name": "left", "text": text("id", "x")},
+        {"namespace": "b", "name": "right", "text": text("id")},
+    ], None)
+    assert by_field(answer["cll"])["id"] == [("a", "left", "id", "DIRECT", "TRANSFORMATION", False),
+                                            ("b", "right", "id", "DIRECT", "TRANSFORMATION", False)]
+
+
+def test_what_only_the_data_settles_is_a_note_not_an_edge():
+    recipe = "parse-as-csv :body ',' true\ndrop :body\nlowercase :owner\nset-columns A,B"
+    answer = recipe_answer(recipe, [{"namespace": "s3://b", "name": "raw", "text": text("body")}],
+                           text("A", "B"))
+    notes = [o for o in answer["operations"] if o["label"] is None]
+    assert {(o["step"], o["field"]) for o in notes} >= {(4, "A"), (4, "B")}
+    assert all("position" in o["note"] or "renamed" in o["note"] or "output" in o["note"]
+               for o in notes if o["step"] == 4)
+    # A and B come from body for certain: those edges stay
+    assert set(by_field(answer["cll"])) == {"A", "B"}
+
+
+def test_a_recipe_that_cannot_be_read_is_a_note_naming_the_line():
+    answer = recipe_answer("rename :a :b\nexplode-everything :a", [
+        {"namespace": "n", "name": "t", "text": text("a")}], None)
+    assert answer["cll"] is None
+    note, = answer["operations"]
+    assert note["label"] is None and note["line"] == 2
+    assert "unknown directive `explode-everything`" in note["note"]
+
+
+@pytest.fixture(scope="module")
+def folded(spark):
+    source = ds("crm.customers", "pg://db:5432", **schema("id", "name", "email", "country"))
+    target = ds("crm.clean", "s3://lake", **schema("id", "name", "contact", "label"))
+    declared = ds("crm.clean2", "s3://lake", **schema("id"), columnLineage={"fields": {"id": {
+        "inputFields": [{"namespace": "pg://db:5432", "name": "crm.customers", "field": "name"}]}}})
+    events = [
+        run_event("2026-11-20T10:00:00Z", "START", "r1", "prep", [source], [target],
+                  job_facets=wrangler(RECIPE)),
+        run_event("2026-11-20T10:05:00Z", "COMPLETE", "r1", "prep", [source], [target],
+                  job_facets=wrangler(RECIPE)),
+        # the producer sent columnLineage: it is kept, not replaced by the recipe's
+        run_event("2026-11-21T10:05:00Z", "COMPLETE", "r2", "prep2", [source], [declared],
+                  job_facets=wrangler("uppercase :id")),
+        # a python job's sourceCode is not a recipe
+        run_event("2026-11-21T11:00:00Z", "COMPLETE", "r3", "py", [source], [ds("other", "s3://lake")],
+                  job_facets={"sourceCode": {"language": "python", "sourceCode": "rename :a :b"}}),
+    ]
+    return fold_stream(spark, events)
+
+
+def test_fold_derives_column_edges_from_the_recipe(folded):
+    edges = {(e["output_name"], e["output_field"], e["input_field"], e["transformation_type"],
+              e["transformation_subtype"], e["masking"])
+             for e in folded.column_lineage if e["output_name"] == "crm.clean"}
+    assert ("crm.clean", "contact", "email", "DIRECT", "TRANSFORMATION", True) in edges
+    assert ("crm.clean", "id", "id", "DIRECT", "IDENTITY", False) in edges
+    assert ("crm.clean", None, "country", "INDIRECT", "FILTER", False) in edges
+    assert all(e[1] != "country" for e in edges)
+    row = next(e for e in folded.column_lineage if e["output_field"] == "contact")
+    assert row["input_version_id"] is not None and row["input_field_known"] is True
+    assert row["transformation_description"] == "recipe steps 1 rename, 3 hash"
+
+
+def test_the_producers_column_lineage_wins_over_the_recipe(folded):
+    edges = [(e["output_field"], e["input_field"]) for e in folded.column_lineage
+             if e["output_name"] == "crm.clean2"]
+    assert edges == [("id", "name")]
+
+
+def test_fold_fills_field_operations_for_recipe_runs_only(folded):
+    ops = folded.field_operations
+    assert {o["job_name"] for o in ops} == {"prep", "prep2"}
+    prep = sorted((o["step"], o["field"], o["label"]) for o in ops if o["job_name"] == "prep")
+    assert prep == sorted([
+        (1, "email", "Rename"), (2, "name", "Modify"), (3, "contact", "Modify"),
+        (4, "id", "Read"), (4, "name", "Read"), (4, "label", "Add"), (5, "country", "Read"),
+        (6, "country", "Drop"),
+    ])
+    version = next(v for v in folded.dataset_versions if v["name"] == "crm.clean")
+    assert {o["output_version_id"] for o in ops if o["job_name"] == "prep"} == {version["version_id"]}
+    add = next(o for o in ops if o["label"] == "Add")
+    assert add["reads"] == ["name", "id"] and add["directive_name"] == "set-column"
+    assert str(add["created_date"]) == "2026-11-20"
