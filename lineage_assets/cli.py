@@ -101,6 +101,12 @@ def _ask(query, args):
         return query.field_operations(args.namespace, args.name, args.field, args.start, args.end, direction=args.direction)
     if question == "datahub":
         return query.fine_grained_lineage(args.namespace, args.name, path_version=args.path_version)
+    if question == "column-directives":
+        return query.column_directives(args.namespace, args.name, args.field, args.start, args.end)
+    if question == "column-history":
+        return query.column_history(args.node, depth=args.depth)
+    if question == "column-impact":
+        return query.column_impact(args.node, depth=args.depth)
     return query.dataset(args.namespace, args.name)
 
 
@@ -191,12 +197,20 @@ def main(argv: list[str] | None = None) -> int:
     q_operations = q_sub.add_parser("field-operations", help="the detailed operations behind one field in a time window (CDAP)")
     q_dataset = q_sub.add_parser("dataset", help="the dataset resource with its column lineage")
     q_datahub = q_sub.add_parser("datahub", help="a dataset's current column lineage as DataHub's upstreamLineage aspect")
-    for q in (q_fields, q_mappings, q_operations, q_dataset, q_datahub):
+    q_directives = q_sub.add_parser("column-directives", help="the recipe directives applied to a column, run by run, in a time window")
+    q_history = q_sub.add_parser("column-history", help="how a column got to its current state: backward through directives, jobs and datasets")
+    q_impact = q_sub.add_parser("column-impact", help="the columns a column impacted: forward through directives, jobs and datasets")
+    for q in (q_history, q_impact):
+        q.add_argument("node", help="datasetField:NS:NAME:FIELD or a DataHub schemaField URN")
+        q.add_argument("--depth", type=int, default=20, help="field hops (default 20)")
+        q.add_argument("--tree", action="store_true", help="print an indented tree instead of JSON")
+    for q in (q_fields, q_mappings, q_operations, q_dataset, q_datahub, q_directives):
         q.add_argument("namespace", help="the dataset's namespace, or its DataHub URN (then no name)")
         q.add_argument("name", nargs="?", default=None)
-    q_operations.add_argument("field", nargs="?", default=None, help="(none when NAMESPACE is a schemaField URN)")
+    for q in (q_operations, q_directives):
+        q.add_argument("field", nargs="?", default=None, help="(none when NAMESPACE is a schemaField URN)")
     q_datahub.add_argument("--path-version", choices=("v1", "v2"), default="v1", help="field paths in the URNs (default v1, dotted)")
-    for q in (q_fields, q_mappings, q_operations):
+    for q in (q_fields, q_mappings, q_operations, q_directives):
         q.add_argument("--start", default=None, help="window start, inclusive: ISO 8601 (UTC unless an offset is given) or epoch seconds")
         q.add_argument("--end", default=None, help="window end, exclusive; runs are selected by their end time")
     for q in (q_mappings, q_operations):
@@ -204,9 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     q_mappings.add_argument("--levels", type=int, default=1, help="how many dataset hops (default 1)")
     q_fields.add_argument("--prefix", default=None, help="only fields starting with this (case-insensitive)")
     q_fields.add_argument("--include-current", action="store_true", help="also the current schema's fields without lineage")
-    for q in (q_fields, q_mappings, q_operations, q_dataset, q_datahub):
+    for q in (q_fields, q_mappings, q_operations, q_dataset, q_datahub, q_directives):
         q.add_argument("--table", action="store_true", help="print a readable table instead of JSON")
-    for q in (q_lineage, q_column, q_fields, q_mappings, q_operations, q_dataset, q_datahub):
+    for q in (q_lineage, q_column, q_fields, q_mappings, q_operations, q_dataset, q_datahub, q_directives, q_history, q_impact):
         q.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
 
     p_graph = sub.add_parser("graph", help="draw the job/dataset graph, or the column graph, around a node (Graphviz)")
@@ -278,6 +292,12 @@ def main(argv: list[str] | None = None) -> int:
         (data / "start_date").write_text(start + "\n")  # `make dev` reads it: partitions start at the demo's data
         written = generate_demo(settings.drop_dir, first_day=first_day, days=args.days)
         print(f"demo: wrote {len(written)} drop files under {settings.drop_dir}", flush=True)
+        from lineage_assets.runner import run_recipe_asset
+
+        with _instance() as instance:
+            if not run_recipe_asset(settings, instance, log=lambda m: print(m, flush=True)):
+                print("error: the recipe asset failed (see the Dagster UI for its logs)", file=sys.stderr)
+                return 1
         code = _ingest(settings)
         views = Path(settings.warehouse) / "duckdb_views.sql"
         print(f"\nsample query (DuckDB over the committed Parquet files: `.read {views}` defines one view per table):")

@@ -7,6 +7,7 @@ from dagster import AssetSelection, Definitions, define_asset_job, in_process_ex
 from lineage_assets.defs.intake import build_intake_assets
 from lineage_assets.defs.lineage import build_lineage_assets
 from lineage_assets.defs.partitions import daily_partitions
+from lineage_assets.defs.recipes import RECIPE_JOB, prepared_customers
 from lineage_assets.defs.resources import LineagePaths, LineageQueryResource, spark_resource
 from lineage_assets.defs.sensors import DAILY_JOB, INTAKE_JOB, SNAPSHOT_JOB, build_sensor
 from lineage_assets.settings import LineageSettings
@@ -24,11 +25,12 @@ def build_definitions(settings: LineageSettings | None = None, spark_overrides: 
     snapshot_job = define_asset_job(
         SNAPSHOT_JOB, selection=AssetSelection.assets(current_graph) | AssetSelection.checks(column_fields_check)
     )
+    recipe_job = define_asset_job(RECIPE_JOB, selection=AssetSelection.assets(prepared_customers))
     jobs = [intake_job, daily_job, snapshot_job]
     return Definitions(
-        assets=[landing_batch, events, lineage_fold, current_graph],
+        assets=[landing_batch, events, lineage_fold, current_graph, prepared_customers],
         asset_checks=[column_fields_check],
-        jobs=jobs,
+        jobs=[*jobs, recipe_job],
         sensors=[build_sensor(jobs)],
         resources={
             "pyspark": spark_resource(spark_overrides),

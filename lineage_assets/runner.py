@@ -77,3 +77,20 @@ def ingest(
                 log(f"  FAILED: run {outcome.run_id} (see the Dagster UI for its logs); its work stays pending")
                 break
     return report
+
+
+def run_recipe_asset(settings: LineageSettings, instance: DagsterInstance, log: Callable[[str], None] = print,
+                     spark_overrides: dict | None = None, log_level: str = "INFO") -> bool:
+    """Materialize the recipe asset (`prepared_customers`) once, on the given instance: its run's
+    events land in the drop folder, for `ingest` to read like any producer's."""
+    from lineage_assets.defs.recipes import RECIPE_JOB
+
+    defs = build_definitions(settings, spark_overrides)
+    began = time.monotonic()
+    log(f"run {RECIPE_JOB}: a Wrangler recipe prepares the raw customers and reports its run into the drop folder")
+    outcome = defs.resolve_job_def(RECIPE_JOB).execute_in_process(
+        instance=instance, raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+    )
+    log(f"  {'ok' if outcome.success else 'FAILED'} in {time.monotonic() - began:.1f}s")
+    return outcome.success

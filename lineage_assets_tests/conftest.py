@@ -75,3 +75,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.spark)
     order = {id(item): index for index, item in enumerate(items)}
     items.sort(key=lambda item: (-getattr(item.module, "SCHEDULE_SECONDS", 0), order[id(item)]))
+
+
+@pytest.fixture(scope="session")
+def recipe_stream_folded(spark):
+    """`recipe_stream.recipe_events()` folded once per test process."""
+    from lineage_assets_tests.recipe_stream import recipe_events
+    from lineage_assets_tests.support import fold_stream
+
+    return fold_stream(spark, recipe_events())

@@ -155,6 +155,15 @@ class LineageQueryResource(ConfigurableResource):
     def dataset(self, *args, **kwargs):
         return self.query().dataset(*args, **kwargs)
 
+    def column_directives(self, *args, **kwargs):
+        return self.query().column_directives(*args, **kwargs)
+
+    def column_history(self, *args, **kwargs):
+        return self.query().column_history(*args, **kwargs)
+
+    def column_impact(self, *args, **kwargs):
+        return self.query().column_impact(*args, **kwargs)
+
     def fine_grained_lineage(self, *args, **kwargs):
         return self.query().fine_grained_lineage(*args, **kwargs)
 

@@ -29,6 +29,7 @@ from pyspark.sql import types as T
 
 from lineage_assets import recipes
 from lineage_assets.lineage.column_lineage import flatten_schema
+from lineage_assets.recipes.facets import column_lineage_facet
 from lineage_assets.warehouse import schemas
 
 LANGUAGE = "wrangler"
@@ -90,26 +91,7 @@ def recipe_answer(recipe: str, inputs: Sequence[dict[str, Any]], output_fields: 
         step = steps.get(note.step) if note.step is not None else None
         operations.append({**_note(note.line, note.directive, note.column, note.reason),
                            "step": note.step, "directive_name": step.name if step else None})
-    fields: dict[str, dict[str, Any]] = {}
-    dataset: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for edge in lineage.edges:
-        if not edge.certain:
-            continue
-        names = ", ".join(f"{n} {steps[n].name}" for n in edge.steps)
-        for namespace, name in owners.get(edge.input, []):
-            if edge.type == "INDIRECT":
-                dataset.setdefault((namespace, name, edge.input), {
-                    "namespace": namespace, "name": name, "field": edge.input,
-                    "transformations": [{"type": "INDIRECT", "subtype": "FILTER",
-                                         "description": f"recipe steps {names}", "masking": False}]})
-                continue
-            fields.setdefault(edge.output, {"inputFields": [], "transformationDescription": None,
-                                            "transformationType": None})["inputFields"].append({
-                "namespace": namespace, "name": name, "field": edge.input,
-                "transformations": [{"type": edge.type, "subtype": edge.subtype,
-                                     "description": f"recipe steps {names}",
-                                     "masking": edge.masking}]})
-    cll = {"fields": fields, "dataset": [dataset[k] for k in sorted(dataset)]}
+    cll = column_lineage_facet(lineage, owners)
     unique = {tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in op.items()): op
               for op in operations}
     return {"operations": sorted(unique.values(), key=_operation_order), "cll": cll}

@@ -236,13 +236,14 @@ def field_edges(con: duckdb.DuckDBPyConnection, window: Window, key: FieldKey, d
     return [dict(zip(header, r)) for r in cursor.fetchall()]
 
 
-def operations(rows: list[dict], field_id) -> FieldOperations:
+def operations(rows: list[dict], field_id, directives_of=None) -> FieldOperations:
     """One level of detailed lineage of one field from its edges in the window (`field_edges`):
     the fields at both ends as nodes, each distinct transformation an operation, each edge a
     connection naming it, and the jobs that did it with every run. `field_id(ns, name, field)`
-    makes node ids."""
+    makes node ids; `directives_of(row)`, the recipe directives of an edge (section 9): an
+    operation is then one per distinct transformation and directives."""
     nodes: dict[str, OperationNode] = {}
-    ops: dict[Transformation, Operation] = {}
+    ops: dict[tuple, Operation] = {}
     connections: dict[tuple[str, str, str], Connection] = {}
     programs: dict[Dataset, dict[str, ProgramRun]] = defaultdict(dict)
 
@@ -257,7 +258,7 @@ def operations(rows: list[dict], field_id) -> FieldOperations:
                                            r["output_name"], r["output_field"] or "", r["run_id"])):
         source = node(row["input_namespace"], row["input_name"], row["input_field"], "source")
         destination = node(row["output_namespace"], row["output_name"], row["output_field"], "destination")
-        op = _operation(ops, _transformation(row))
+        op = _operation(ops, _transformation(row), tuple(directives_of(row)) if directives_of else ())
         connections.setdefault((source, destination, op.name), Connection(from_=source, to=destination, operation=op.name))
         programs[(row["job_namespace"], row["job_name"])][row["run_id"]] = ProgramRun(runId=row["run_id"], endedAt=iso(row["ended_at"]))
     return FieldOperations(
@@ -272,16 +273,19 @@ def operations(rows: list[dict], field_id) -> FieldOperations:
     )
 
 
-def _operation(ops: dict[Transformation, Operation], t: Transformation) -> Operation:
-    """The operation of a distinct transformation (type, subtype, description, masking), named
-    `TYPE:SUBTYPE` (`:MASKED` when masking), numbered when two differ only in description."""
-    if t in ops:
-        return ops[t]
+def _operation(ops: dict[tuple, Operation], t: Transformation, directives: tuple = ()) -> Operation:
+    """The operation of a distinct transformation (type, subtype, description, masking) and
+    recipe directives, named `TYPE:SUBTYPE` (`:MASKED` when masking), numbered when two differ
+    only in description or directives."""
+    key = (t, tuple((d.step, d.directive, d.label, d.column) for d in directives))
+    if key in ops:
+        return ops[key]
     base = ":".join(p for p in (t.type or "UNKNOWN", t.subtype) if p) + (":MASKED" if t.masking else "")
     taken = {o.name for o in ops.values()}
     name, n = base, 1
     while name in taken:
         n += 1
         name = f"{base}#{n}"
-    ops[t] = Operation(name=name, description=t.description, type=t.type, subtype=t.subtype, masking=t.masking)
-    return ops[t]
+    ops[key] = Operation(name=name, description=t.description, type=t.type, subtype=t.subtype, masking=t.masking,
+                         directives=list(directives))
+    return ops[key]

@@ -68,12 +68,26 @@ class OperationNode(_Model):
     destinationEndPoint: EndPoint | None = None
 
 
+class Directive(_Model):
+    """One recipe step as it touched a column: the column's name at that step and its label."""
+
+    step: int
+    line: int | None = None
+    directive: str
+    name: str | None = None  # the directive's name
+    label: str  # Read | Drop | Add | Rename | Modify
+    column: str
+    reads: list[str] = []
+    newName: str | None = None
+
+
 class Operation(_Model):
     name: str
     description: str | None
     type: str | None = None
     subtype: str | None = None
     masking: bool | None = None
+    directives: list[Directive] = []  # for a recipe run: the directives between the two fields
 
 
 class Connection(_Model):

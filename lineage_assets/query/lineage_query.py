@@ -23,6 +23,9 @@ from lineage_assets.query.field_history import Window, field_edges, field_list, 
 from lineage_assets.query.field_models import DatasetResource, FieldList, FieldMappings, FieldOperations
 from lineage_assets.query.job_graph import JobGraph
 from lineage_assets.query.models import LineageGraph, Node, answer, edge, no_cycle_collection, node
+from lineage_assets.query.recipe_history import column_directives as recipe_directives
+from lineage_assets.query.recipe_history import column_trace, load_ops, paths_to_inputs
+from lineage_assets.query.recipe_models import ColumnDirectives, ColumnTrace
 from lineage_assets.query.traversal import check_depth
 from lineage_assets.query.urns import UrnResolver, field_urn_function, is_urn, upstream_lineage
 from lineage_assets.query.node_ids import (
@@ -62,6 +65,7 @@ class LineageQuery:
         self._aliases: dict[tuple[str, str], list[dict[str, str]]] = {}  # canonical -> its aliases
         self._jobs = JobGraph()
         self._urns = UrnResolver(DataHubConfig.from_env())
+        self._recipe_ops_seq: int | None = None
 
     # ------------------------------------------------------------------ loading
 
@@ -335,7 +339,69 @@ class LineageQuery:
             if not field:
                 raise ValueError("field must be a non-empty string")
             dataset = self._window_dataset(namespace, name)
-            return operations(field_edges(self._con, window, (*dataset, field), direction), field_node)
+            rows = field_edges(self._con, window, (*dataset, field), direction)
+            self._load_recipe_ops()
+            recipe_ops = load_ops(self._con, {(r["run_id"], r["output_namespace"], r["output_name"]) for r in rows})
+
+            def directives_of(row: dict) -> list:
+                ops = recipe_ops.get((row["run_id"], row["output_namespace"], row["output_name"]))
+                if not ops or row["output_field"] is None:
+                    return []
+                return paths_to_inputs(ops, row["output_field"]).get(row["input_field"], [])
+
+            return operations(rows, field_node, directives_of)
+
+    # ------------------------------------------------------------------ recipes (DESIGN.md section 9)
+
+    def _load_recipe_ops(self) -> None:
+        """The committed field_operations rows as table `recipe_ops` (once per commit)."""
+        if self._recipe_ops_seq != self._seq:
+            self._con.execute(f"CREATE OR REPLACE TABLE recipe_ops AS {commits.duckdb_relation_sql(self._commit, 'field_operations')}")
+            self._recipe_ops_seq = self._seq
+
+    def column_directives(
+        self, namespace: str, name: str | None = None, field: str | None = None, start=None, end=None,
+    ) -> ColumnDirectives:
+        """The runs that ended in `[start, end)` and wrote the dataset, each with the recipe
+        directives that touched the field (its earlier names followed back through renames);
+        `recipe: false` for a run whose job carried no recipe. A schemaField URN may stand for
+        namespace, name and field."""
+        _check_types(field=field)
+        window = Window.of(start, end)
+        with self._lock:
+            if is_urn(namespace) and name is None and field is None:
+                self._refresh()
+                self._columns.load_history(self._commit)
+                ref = self._urn_ref(namespace, with_history=True)
+                if ref.field is None:
+                    raise ValueError(f"column_directives() takes a field: {namespace!r} is a dataset URN")
+                namespace, name, field = ref.namespace, ref.name, ref.field
+            if not field:
+                raise ValueError("field must be a non-empty string")
+            dataset = self._window_dataset(namespace, name)
+            self._load_recipe_ops()
+            return recipe_directives(self._con, dataset, field, window)
+
+    def column_history(self, node_id: str, depth: int = 20) -> ColumnTrace:
+        """How a field got to its current state: backward over the current column lineage,
+        each hop with its job, run, transformation and the recipe directives on the way."""
+        return self._column_trace(node_id, "backward", depth)
+
+    def column_impact(self, node_id: str, depth: int = 20) -> ColumnTrace:
+        """The fields a field impacted: forward over the current column lineage, each hop with
+        its recipe directives (a filter's dataset-wide dependency reaches the field `*`)."""
+        return self._column_trace(node_id, "forward", depth)
+
+    def _column_trace(self, node_id: str, direction: str, depth: int) -> ColumnTrace:
+        depth = check_depth(depth)
+        with self._lock:
+            self._refresh()
+            ref = self._resolve_column_start(node_id, None, None, None, None, False)
+            if ref.kind != "datasetField":
+                raise ValueError(f"column_{'history' if direction == 'backward' else 'impact'}() takes a field "
+                                 f"(datasetField:NS:NAME:FIELD or a schemaField URN), not {node_id!r}")
+            self._load_recipe_ops()
+            return column_trace(self._con, (ref.namespace, ref.name, ref.field), direction, depth)
 
     def dataset(self, namespace: str, name: str | None = None) -> DatasetResource:
         """The reference server's Dataset resource with its current column lineage

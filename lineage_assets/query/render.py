@@ -10,6 +10,8 @@ from lineage_assets.identity.datahub import parse_urn
 from lineage_assets.query.datahub_models import UpstreamLineage
 from lineage_assets.query.field_models import DatasetResource, FieldList, FieldMappings, FieldOperations
 from lineage_assets.query.models import LineageGraph
+from lineage_assets.query.recipe_history import trace_lines
+from lineage_assets.query.recipe_models import ColumnDirectives, ColumnTrace
 
 
 def jsonable(answer: BaseModel) -> object:
@@ -62,12 +64,22 @@ def as_table(answer: BaseModel) -> str:
             ups = ", ".join(f"{parse_urn(u).dataset.name}.{parse_urn(u).path}" for u in fine.upstreams or [])
             lines.append(f"  {down} <- {ups}  [{fine.transformOperation or '-'}]")
         return "\n".join(lines) or "(no upstreams)"
+    if isinstance(answer, ColumnDirectives):
+        lines = [f"{answer.dataset.namespace}:{answer.dataset.name} :: {answer.field}"]
+        for run in answer.runs:
+            lines.append(f"  run {run.runId} {run.job.namespace}/{run.job.name} ended {run.endedAt} {run.state or ''}"
+                         + ("" if run.recipe else "  (no recipe)"))
+            lines += [f"    step {d.step} (line {d.line}) {d.label} {d.column}: {d.directive}" for d in run.directives]
+            lines += [f"    note: {n}" for n in run.notes]
+        return "\n".join(lines)
     raise TypeError(f"no table rendering for {type(answer).__name__}")
 
 
-def as_tree(graph: LineageGraph, roots: list[str] | None = None) -> str:
+def as_tree(graph: LineageGraph | ColumnTrace, roots: list[str] | None = None) -> str:
     """Each root (by default the nodes nothing downstream in the answer reads) followed by its
     inputs, indented one level per hop; a node met again on the same path is marked (cycle)."""
+    if isinstance(graph, ColumnTrace):
+        return "\n".join(trace_lines(graph))
     by_id = {n.id: n for n in graph.graph}
     if not by_id:
         return "(no lineage)"

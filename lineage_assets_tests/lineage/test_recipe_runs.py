@@ -8,27 +8,13 @@ import json
 import pytest
 
 from lineage_assets.lineage.recipe_runs import recipe_answer
-from lineage_assets_tests.support import ds, fold_stream, run_event
 
-SCHEDULE_SECONDS = 20
+SCHEDULE_SECONDS = 30
 
-RECIPE = """// clean the customers
-rename :email :contact
-lowercase :name
-hash :contact SHA-256
-set-column :label concat(name, ' #', id)
-filter-row exp:{ country = 'XX' } true
-drop :country
-"""
+from lineage_assets_tests.recipe_stream import RECIPE
+from lineage_assets_tests.support import run_uuid
 
-
-def schema(*names: str) -> dict:
-    return {"schema": {"fields": [{"name": n, "type": "string"} for n in names]}}
-
-
-def wrangler(recipe: str) -> dict:
-    return {"sourceCode": {"language": "Wrangler", "sourceCode": recipe}}
-
+R1 = run_uuid("r1")
 
 def text(*names: str) -> str:
     return json.dumps([{"name": n, "type": "string"} for n in names])
@@ -98,35 +84,19 @@ def test_a_recipe_that_cannot_be_read_is_a_note_naming_the_line():
 
 
 @pytest.fixture(scope="module")
-def folded(spark):
-    source = ds("crm.customers", "pg://db:5432", **schema("id", "name", "email", "country"))
-    target = ds("crm.clean", "s3://lake", **schema("id", "name", "contact", "label"))
-    declared = ds("crm.clean2", "s3://lake", **schema("id"), columnLineage={"fields": {"id": {
-        "inputFields": [{"namespace": "pg://db:5432", "name": "crm.customers", "field": "name"}]}}})
-    events = [
-        run_event("2026-11-20T10:00:00Z", "START", "r1", "prep", [source], [target],
-                  job_facets=wrangler(RECIPE)),
-        run_event("2026-11-20T10:05:00Z", "COMPLETE", "r1", "prep", [source], [target],
-                  job_facets=wrangler(RECIPE)),
-        # the producer sent columnLineage: it is kept, not replaced by the recipe's
-        run_event("2026-11-21T10:05:00Z", "COMPLETE", "r2", "prep2", [source], [declared],
-                  job_facets=wrangler("uppercase :id")),
-        # a python job's sourceCode is not a recipe
-        run_event("2026-11-21T11:00:00Z", "COMPLETE", "r3", "py", [source], [ds("other", "s3://lake")],
-                  job_facets={"sourceCode": {"language": "python", "sourceCode": "rename :a :b"}}),
-    ]
-    return fold_stream(spark, events)
+def folded(recipe_stream_folded):
+    return recipe_stream_folded
 
 
 def test_fold_derives_column_edges_from_the_recipe(folded):
     edges = {(e["output_name"], e["output_field"], e["input_field"], e["transformation_type"],
               e["transformation_subtype"], e["masking"])
-             for e in folded.column_lineage if e["output_name"] == "crm.clean"}
+             for e in folded.column_lineage if e["output_name"] == "crm.clean" and e["run_id"] == R1}
     assert ("crm.clean", "contact", "email", "DIRECT", "TRANSFORMATION", True) in edges
     assert ("crm.clean", "id", "id", "DIRECT", "IDENTITY", False) in edges
     assert ("crm.clean", None, "country", "INDIRECT", "FILTER", False) in edges
     assert all(e[1] != "country" for e in edges)
-    row = next(e for e in folded.column_lineage if e["output_field"] == "contact")
+    row = next(e for e in folded.column_lineage if e["output_field"] == "contact" and e["run_id"] == R1)
     assert row["input_version_id"] is not None and row["input_field_known"] is True
     assert row["transformation_description"] == "recipe steps 1 rename, 3 hash"
 
@@ -140,14 +110,15 @@ def test_the_producers_column_lineage_wins_over_the_recipe(folded):
 def test_fold_fills_field_operations_for_recipe_runs_only(folded):
     ops = folded.field_operations
     assert {o["job_name"] for o in ops} == {"prep", "prep2"}
-    prep = sorted((o["step"], o["field"], o["label"]) for o in ops if o["job_name"] == "prep")
+    prep = sorted((o["step"], o["field"], o["label"]) for o in ops if o["run_id"] == R1)
     assert prep == sorted([
         (1, "email", "Rename"), (2, "name", "Modify"), (3, "contact", "Modify"),
         (4, "id", "Read"), (4, "name", "Read"), (4, "label", "Add"), (5, "country", "Read"),
         (6, "country", "Drop"),
     ])
-    version = next(v for v in folded.dataset_versions if v["name"] == "crm.clean")
-    assert {o["output_version_id"] for o in ops if o["job_name"] == "prep"} == {version["version_id"]}
-    add = next(o for o in ops if o["label"] == "Add")
+    version = next(v for v in folded.dataset_versions if v["name"] == "crm.clean" and v["run_id"] == R1)
+    assert {o["output_version_id"] for o in ops if o["run_id"] == R1} == {version["version_id"]}
+    assert {o["run_id"] for o in ops if o["job_name"] == "prep"} == {R1, run_uuid("r4")}
+    add = next(o for o in ops if o["label"] == "Add" and o["run_id"] == R1)
     assert add["reads"] == ["name", "id"] and add["directive_name"] == "set-column"
     assert str(add["created_date"]) == "2026-11-20"
