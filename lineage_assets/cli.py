@@ -110,6 +110,49 @@ def _ask(query, args):
     return query.dataset(args.namespace, args.name)
 
 
+def _tag(args, warehouse: str, env: LineageSettings) -> int:
+    """`lineage-assets tag set|remove|list`."""
+    from lineage_assets.tagging import change_tag, parse_assignment, resolve_target
+
+    if args.tag_command == "list":
+        from lineage_assets.query.render import as_json
+
+        code, answer = _answered(warehouse, lambda query: query.tagged_fields(args.key, args.value, propagate=args.propagate))
+        if code:
+            return code
+        if args.table:
+            for t in answer.root:
+                how = "direct" if t.direct else "via " + " -> ".join([t.taggedField, *[h.to for h in t.path]])
+                print(f"{t.id}\t{t.key}={t.value}\t{how}")
+        else:
+            print(as_json(answer))
+        return 0
+    drop_dir = os.path.abspath(args.drop_dir or env.drop_dir)
+    try:
+        *node, item = args.items
+        if len(node) > 1:
+            raise ValueError(f"expected [NODE] {'KEY=VALUE' if args.tag_command == 'set' else 'KEY'}, got {' '.join(args.items)}")
+        if node:
+            namespace, name, field = resolve_target(node[0], warehouse)
+        elif args.namespace and args.name:
+            namespace, name, field = args.namespace, args.name, args.field
+        else:
+            raise ValueError("give a node (datasetField:NS:NAME:FIELD or dataset:NS:NAME) or --namespace and --name")
+        if args.tag_command == "set":
+            key, value = parse_assignment(item)
+            tags = change_tag(drop_dir, warehouse, namespace, name, field, key, value, source=args.source)
+        else:
+            tags = change_tag(drop_dir, warehouse, namespace, name, field, item, remove=True, source=args.source)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    where = f"{namespace} {name}" + (f" :: {field}" if field else "")
+    print(f"{where}: {len(tags)} tag(s) now; a DatasetEvent is in {drop_dir} (the next ingest records it)")
+    for t in tags:
+        print(f"  {t.field or '(dataset)'}  {t.key}={t.value}")
+    return 0
+
+
 def _graph(args, warehouse: str) -> int:
     """`lineage-assets graph`: the picture of an answer, written to -o (format from its extension)."""
     from lineage_assets.query.picture import GraphvizMissing, format_of, picture
@@ -238,6 +281,26 @@ def main(argv: list[str] | None = None) -> int:
     p_rules.add_argument("--fold", nargs=2, action="append", metavar=("NAMESPACE", "NAME"), default=[],
                          help="also show what the rules make of a dataset name (repeatable)")
 
+    p_tag = sub.add_parser("tag", help="set, remove or list column tags (set/remove drop a DatasetEvent with the tags facet)")
+    t_sub = p_tag.add_subparsers(dest="tag_command", required=True)
+    t_set = t_sub.add_parser("set", help="tag a field (or a dataset): `tag set datasetField:NS:NAME:FIELD pii=true`")
+    t_set.add_argument("items", nargs="+", metavar="[NODE] KEY=VALUE", help="the node (or --namespace/--name/--field) and KEY=VALUE")
+    t_remove = t_sub.add_parser("remove", help="remove a tag from a field (or a dataset)")
+    t_remove.add_argument("items", nargs="+", metavar="[NODE] KEY", help="the node (or --namespace/--name/--field) and the key")
+    for t in (t_set, t_remove):
+        t.add_argument("--namespace", default=None)
+        t.add_argument("--name", default=None)
+        t.add_argument("--field", default=None)
+        t.add_argument("--source", default="lineage-assets", help="the tag's source (default lineage-assets)")
+        t.add_argument("--drop-dir", default=None, help="default LINEAGE_DROP_DIR or data/drops")
+    t_list = t_sub.add_parser("list", help="fields carrying a tag (with --propagate, those derived from one through DIRECT edges)")
+    t_list.add_argument("key")
+    t_list.add_argument("--value", default=None)
+    t_list.add_argument("--propagate", action="store_true", help="follow DIRECT column edges downstream, stopping at masking")
+    t_list.add_argument("--table", action="store_true", help="print a readable table instead of JSON")
+    for t in (t_set, t_remove, t_list):
+        t.add_argument("--warehouse", default=None, help="default LINEAGE_WAREHOUSE or data/warehouse")
+
     p_serve = sub.add_parser("serve", help="the OpenLineage HTTP endpoint: POST /api/v1/lineage lands events in the drop folder")
     p_serve.add_argument("--host", default="127.0.0.1")
     p_serve.add_argument("--port", type=int, default=5000, help="default 5000; 0 takes a free port (printed)")
@@ -270,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "query":
         return _query(args, args.warehouse or env.warehouse)
+    if args.command == "tag":
+        return _tag(args, os.path.abspath(args.warehouse or env.warehouse), env)
     if args.command == "graph":
         return _graph(args, args.warehouse or env.warehouse)
     if args.command == "ingest":

@@ -88,6 +88,7 @@ class Folded:
     dataset_fields: list[dict]
     dataset_aliases: list[dict]
     field_operations: list[dict]
+    field_tags: list[dict]
     job_mismatch: list[dict]  # rejected_events rows with reason job_mismatch
     state: "FoldState"
     jobs_state: list[dict]

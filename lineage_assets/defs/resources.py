@@ -164,6 +164,12 @@ class LineageQueryResource(ConfigurableResource):
     def column_impact(self, *args, **kwargs):
         return self.query().column_impact(*args, **kwargs)
 
+    def tagged_fields(self, *args, **kwargs):
+        return self.query().tagged_fields(*args, **kwargs)
+
+    def dataset_tags(self, *args, **kwargs):
+        return self.query().dataset_tags(*args, **kwargs)
+
     def fine_grained_lineage(self, *args, **kwargs):
         return self.query().fine_grained_lineage(*args, **kwargs)
 

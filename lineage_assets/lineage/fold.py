@@ -28,6 +28,7 @@ from pyspark.sql import types as T
 from lineage_assets.ids import content_uuid
 from lineage_assets.lineage import column_lineage as cl
 from lineage_assets.lineage import recipe_runs as rr
+from lineage_assets.lineage import tags
 from lineage_assets.identity.resolver import Identity
 from lineage_assets.lineage.checkpoint import checkpoint
 from lineage_assets.lineage.coalesce import coalesce_segments, code_version
@@ -101,6 +102,7 @@ class RangeTables:
     dataset_fields: DataFrame
     dataset_aliases: DataFrame
     field_operations: DataFrame
+    field_tags: DataFrame
     job_mismatch: DataFrame  # EVENTS rows rejected as job_mismatch
     state: dict[str, DataFrame]  # state table name -> rows valid on some day >= first (with valid_to)
 
@@ -366,6 +368,22 @@ def fold_range(
         F.col("event_date").alias("created_date"),
     )
     dataset_versions = run_versions.unionByName(dataset_events)
+    field_tags = tags.field_tags(
+        terminal.select("run_id", "ended_at", "end_date", F.explode("outputs").alias("o")).select(
+            dataset_version_id(F.col("o.namespace"), F.col("o.name"), "run_id", F.col("run_id")).alias("version_id"),
+            F.col("o.namespace").alias("namespace"), F.col("o.name").alias("name"), "run_id",
+            F.col("ended_at").alias("created_at"), F.col("end_date").alias("created_date"), F.col("o.facets").alias("facets"),
+        ).unionByName(
+            events.filter("event_kind = 'DATASET'").withColumn(
+                "d", resolve_dataset("dataset_namespace", "dataset_name", F.unix_micros("event_time"))
+            ).select(
+                dataset_version_id(F.col("d.namespace"), F.col("d.name"), "event_id", F.col("event_id")).alias("version_id"),
+                F.col("d.namespace").alias("namespace"), F.col("d.name").alias("name"), F.lit(None).cast("string").alias("run_id"),
+                F.col("event_time").alias("created_at"), F.col("event_date").alias("created_date"),
+                F.col("dataset_facets").alias("facets"),
+            )
+        )
+    )
 
     # ---- input resolution
     ds_key = ["namespace", "name"]
@@ -509,5 +527,5 @@ def fold_range(
     }
     return RangeTables(
         runs, job_versions, dataset_versions, run_lineage, column_lineage, fields, names.dataset_aliases, field_operations,
-        job_mismatch, state,
+        field_tags, job_mismatch, state,
     )

@@ -154,7 +154,7 @@ def mark_sample(name: str, df: DataFrame, sample: Sample, dataset_versions: Data
         return _mark_versions(df, sample)
     if name == "column_lineage":
         return _mark_by(df, sample.runs, ["run_id"], sample)
-    if name == "dataset_fields":
+    if name in ("dataset_fields", "field_tags"):
         versions = _mark_versions(dataset_versions, sample).filter(F.col(SAMPLED)).select("version_id")
         return _mark_by(df, versions, ["version_id"], sample)
     if name in ("state_datasets", "state_storage_versions", "state_fields"):

@@ -25,7 +25,8 @@ from lineage_assets.query.job_graph import JobGraph
 from lineage_assets.query.models import LineageGraph, Node, answer, edge, no_cycle_collection, node
 from lineage_assets.query.recipe_history import column_directives as recipe_directives
 from lineage_assets.query.recipe_history import column_trace, load_ops, paths_to_inputs
-from lineage_assets.query.recipe_models import ColumnDirectives, ColumnTrace
+from lineage_assets.query.recipe_models import ColumnDirectives, ColumnTrace, DatasetTags, TaggedFields
+from lineage_assets.query.tagged_fields import dataset_tags, tagged_fields
 from lineage_assets.query.traversal import check_depth
 from lineage_assets.query.urns import UrnResolver, field_urn_function, is_urn, upstream_lineage
 from lineage_assets.query.node_ids import (
@@ -65,7 +66,7 @@ class LineageQuery:
         self._aliases: dict[tuple[str, str], list[dict[str, str]]] = {}  # canonical -> its aliases
         self._jobs = JobGraph()
         self._urns = UrnResolver(DataHubConfig.from_env())
-        self._recipe_ops_seq: int | None = None
+        self._loaded_at: dict[str, int | None] = {}  # DuckDB table -> commit seq it was loaded at
 
     # ------------------------------------------------------------------ loading
 
@@ -353,11 +354,44 @@ class LineageQuery:
 
     # ------------------------------------------------------------------ recipes (DESIGN.md section 9)
 
+    def _load_table(self, table: str, target: str) -> None:
+        """A committed history table as DuckDB table `target` (once per commit)."""
+        if self._loaded_at.get(target) != self._seq:
+            self._con.execute(f"CREATE OR REPLACE TABLE {target} AS {commits.duckdb_relation_sql(self._commit, table)}")
+            self._loaded_at[target] = self._seq
+
     def _load_recipe_ops(self) -> None:
-        """The committed field_operations rows as table `recipe_ops` (once per commit)."""
-        if self._recipe_ops_seq != self._seq:
-            self._con.execute(f"CREATE OR REPLACE TABLE recipe_ops AS {commits.duckdb_relation_sql(self._commit, 'field_operations')}")
-            self._recipe_ops_seq = self._seq
+        self._load_table("field_operations", "recipe_ops")
+
+    def tagged_fields(self, key: str, value: str | None = None, propagate: bool = False) -> TaggedFields:
+        """Fields whose dataset's newest tags facet tags them with `key` (and `value`); with
+        `propagate`, also every field derived from one through DIRECT column edges with no
+        masking on the way, each with the path that carried the tag."""
+        _check_types(value=value, propagate=propagate)
+        if not isinstance(key, str) or not key:
+            raise ValueError("key must be a non-empty string")
+        with self._lock:
+            self._refresh()
+            self._load_table("field_tags", "tag_rows")
+            return tagged_fields(self._con, key, value, propagate)
+
+    def knows_dataset(self, namespace: str, name: str) -> bool:
+        """Whether the current graph or the history names the dataset (by any identifier)."""
+        _check_types(namespace=namespace, name=name)
+        with self._lock:
+            self._refresh()
+            self._columns.load_history(self._commit)
+            ref = self.canonical(NodeRef("dataset", namespace, name))
+            return self._column_node_exists(ref, False) or self._columns.dataset_known(ref.namespace, ref.name)
+
+    def dataset_tags(self, namespace: str, name: str) -> DatasetTags:
+        """The tags a dataset's newest tags facet states (field None: the whole dataset)."""
+        _check_types(namespace=namespace, name=name)
+        with self._lock:
+            self._refresh()
+            self._load_table("field_tags", "tag_rows")
+            ns, nm = self.canonical_name(namespace, name)
+            return dataset_tags(self._con, ns, nm)
 
     def column_directives(
         self, namespace: str, name: str | None = None, field: str | None = None, start=None, end=None,
@@ -522,7 +556,7 @@ def _bridge_temporary(edge_rows: list[tuple], keep: tuple) -> tuple[list[tuple],
     return kept, [(w, r, ids) for (w, r), ids in sorted(through.items())]
 
 
-_FLAGS = ("with_downstream", "include_temporary", "include_current")
+_FLAGS = ("with_downstream", "include_temporary", "include_current", "propagate")
 
 
 def _check_types(**arguments) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field, RootModel
+
 from lineage_assets.query.field_models import Directive, EndPoint, _Model
 
 
@@ -60,3 +62,46 @@ class ColumnTrace(_Model):
 
 
 ColumnStep.model_rebuild()
+
+
+class TagHop(_Model):
+    from_: str = Field(alias="from")
+    to: str
+    job: EndPoint
+    subtype: str | None = None
+
+
+class TaggedField(_Model):
+    """A field carrying a tag: directly (its dataset's newest tags facet names it) or, with
+    propagation, derived from a tagged field through DIRECT edges with no masking on the way."""
+
+    id: str
+    namespace: str
+    name: str
+    field: str
+    key: str
+    value: str | None = None
+    source: str | None = None
+    direct: bool
+    taggedField: str  # the field the tag was set on
+    path: list[TagHop] = []
+
+
+class TaggedFields(RootModel[list[TaggedField]]):
+    """`tagged_fields()`."""
+
+
+class DatasetTag(_Model):
+    field: str | None = None  # None: the whole dataset
+    key: str
+    value: str | None = None
+    source: str | None = None
+
+
+class DatasetTags(_Model):
+    """`dataset_tags()`: the tags of a dataset's newest tags facet, and when that version was made."""
+
+    namespace: str
+    name: str
+    asOf: str | None = None
+    tags: list[DatasetTag] = []

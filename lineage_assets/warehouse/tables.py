@@ -158,6 +158,15 @@ FIELD_OPERATIONS = _table(
     "(Read/Drop/Add/Rename/Modify), the columns it read; all_columns: an 'all columns ...' form only the data binds; "
     "label null: a reference only the data could settle, with the reason in note (DESIGN.md section 9).",
 )
+FIELD_TAGS = _table(
+    "field_tags", "history",
+    "version_id string, namespace string, name string, field string, tag_key string, tag_value string, source string, "
+    "run_id string, created_at timestamp",
+    ("created_date",), (),
+    "The tags facet of each dataset version that carries one: one row per field (null: the whole dataset) and tag; "
+    "a version whose facet lists no tag has one row with tag_key null. A dataset's tags are those of its newest "
+    "version with the facet (DESIGN.md section 9).",
+)
 ALIAS_SPEC = (
     "alias_namespace string, alias_name string, namespace string, name string, identifier_type string, "
     "learnt_at timestamp, event_id string"
@@ -248,7 +257,7 @@ CURRENT_ALIASES = _table(
 
 ALL: tuple[Table, ...] = (
     LANDED_EVENTS, REJECTED_EVENTS, DROP_FILES, EVENTS, DROP_LEDGER,
-    RUNS, JOB_VERSIONS, DATASET_VERSIONS, RUN_LINEAGE, COLUMN_LINEAGE, DATASET_FIELDS, DATASET_ALIASES, FIELD_OPERATIONS,
+    RUNS, JOB_VERSIONS, DATASET_VERSIONS, RUN_LINEAGE, COLUMN_LINEAGE, DATASET_FIELDS, DATASET_ALIASES, FIELD_OPERATIONS, FIELD_TAGS,
     STATE_OPEN_EVENTS, STATE_JOBS, STATE_DATASETS, STATE_STORAGE_VERSIONS, STATE_COLUMNS, STATE_FIELDS, STATE_ALIASES,
     CURRENT_JOBS, CURRENT_LINEAGE, CURRENT_COLUMN_LINEAGE, CURRENT_DATASET_FIELDS, CURRENT_ALIASES,
 )

@@ -1,0 +1,50 @@
+"""`lineage_assets.tagging`: tag events through the OpenLineage client, without a warehouse."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from lineage_assets.intake.validate import validate_event
+from lineage_assets.tagging import TAGS_FILE, change_tag, parse_assignment, resolve_target
+
+
+def _events(drop) -> list[dict]:
+    return [json.loads(line) for line in (drop / TAGS_FILE).read_text().splitlines()]
+
+
+def test_each_change_states_the_whole_newest_set(tmp_path):
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    change_tag(tmp_path, None, "pg://h:5432", "db.t", "a", "pii", "true", now=t0)
+    change_tag(tmp_path, None, "pg://h:5432", "db.t", None, "owner", "me", now=t0 + dt.timedelta(minutes=1))
+    change_tag(tmp_path, None, "pg://h:5432", "other", "x", "k", "v", now=t0 + dt.timedelta(minutes=2))
+    tags = change_tag(tmp_path, None, "pg://h:5432", "db.t", "a", "pii", "false", now=t0 + dt.timedelta(minutes=3))
+    assert [(t.field, t.key, t.value) for t in tags] == [(None, "owner", "me"), ("a", "pii", "false")]
+    events = _events(tmp_path)
+    assert len(events) == 4
+    for event in events:
+        validate_event(event)  # a valid DatasetEvent, as the intake reads it
+    last = events[-1]["dataset"]["facets"]["tags"]["tags"]
+    assert [(t.get("field"), t["key"], t["value"]) for t in last] == [(None, "owner", "me"), ("a", "pii", "false")]
+    assert events[-1]["eventTime"].startswith("2026-01-01T00:03")
+
+
+def test_removing_a_tag_that_is_not_there_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="has no tag 'pii'"):
+        change_tag(tmp_path, None, "ns", "t", "a", "pii", remove=True)
+    assert not (tmp_path / TAGS_FILE).exists()
+
+
+def test_node_ids_and_assignments():
+    assert resolve_target("datasetField:ns:db.t:col", None) == ("ns", "db.t", "col")
+    assert resolve_target("dataset:ns:db.t", None) == ("ns", "db.t", None)
+    with pytest.raises(ValueError, match="can be read 3 ways"):
+        resolve_target("datasetField:s3://b:key:col", None)
+    with pytest.raises(ValueError, match="dataset or a field"):
+        resolve_target("job:ns:j", None)
+    assert parse_assignment("pii=true") == ("pii", "true")
+    assert parse_assignment("note=a=b") == ("note", "a=b")
+    with pytest.raises(ValueError):
+        parse_assignment("pii")
