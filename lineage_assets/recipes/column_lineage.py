@@ -594,7 +594,7 @@ class RecipeLineage:
         self.outputs: tuple[str, ...] = tuple(self._outputs)
         self.families: tuple[str, ...] = () if output_columns_known else tuple(
             f.form for f in walk.entries if isinstance(f, Family))
-        self._memo: dict[int, dict[Origin, _Reach]] = {}
+        self._memo: dict[int, tuple[Origin, dict[Origin, _Reach]]] = {}
         self._filter_inputs: list[tuple[Step, dict[Origin, _Reach]]] = [
             (step, self._reach_all(origins)) for step, origins in walk.filters]
 
@@ -619,13 +619,13 @@ class RecipeLineage:
 
     def _reach(self, origin: Origin) -> dict[Origin, _Reach]:
         cached = self._memo.get(id(origin))
-        if cached is not None:
-            return cached
+        if cached is not None and cached[0] is origin:
+            return cached[1]
         result: dict[Origin, _Reach] = {}
         if origin.step is None:
             if origin.action == "input":
                 result[origin] = _Reach(True, False, True, frozenset(), frozenset())
-            self._memo[id(origin)] = result
+            self._memo[id(origin)] = (origin, result)  # the origin kept: its id is not reused
             return result
         hop_identity = origin.subtype == IDENTITY
         here = frozenset({origin.step.number})
@@ -638,7 +638,7 @@ class RecipeLineage:
                                         r.maybe_steps | (frozenset() if sure else r.steps | here))
                     old = result.get(inp)
                     result[inp] = step_reach if old is None else _merge(old, step_reach)
-        self._memo[id(origin)] = result
+        self._memo[id(origin)] = (origin, result)
         return result
 
     def _reach_all(self, origins: Iterable[Origin]) -> dict[Origin, _Reach]:
@@ -652,11 +652,14 @@ class RecipeLineage:
     def _origin(self, column: str) -> Origin:
         origin = self._outputs.get(column)
         if origin is None:
-            if self.families:
-                slot = self._walk.find(column, None)
-                if slot is not None:
-                    self._outputs[column] = slot.origin
-                    return slot.origin
+            if self.families:  # a member of a family the output schema did not bind: asked, not recorded
+                candidates = [(f, f.admits(column)) for f in self._walk.entries if isinstance(f, Family)]
+                candidates = [(f, original) for f, original in candidates if original is not None]
+                if len(candidates) == 1:
+                    return self._walk._member(candidates[0][0], column, candidates[0][1])
+                if candidates:
+                    return Origin(column, candidates[-1][0].step, "parse", (), TRANSFORMATION, possible=tuple(
+                        self._walk._member(f, column, original) for f, original in candidates))
             raise KeyError(f"`{column}` is not an output column of the recipe; outputs: "
                            f"{', '.join(self.outputs)}"
                            + (f"; and {', '.join(self.families)}" if self.families else ""))
