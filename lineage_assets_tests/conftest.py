@@ -78,9 +78,22 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def recipe_stream_folded(spark):
-    """`recipe_stream.recipe_events()` folded once per test process."""
-    from lineage_assets_tests.recipe_stream import recipe_events
-    from lineage_assets_tests.support import fold_stream
+def recipe_stream_folded(spark, tmp_path_factory, worker_id):
+    """`recipe_stream.recipe_events()` folded once per `make test`: under xdist the first worker
+    that needs it folds it into the run's shared temporary folder (under a file lock) and the
+    other reads the committed tables (three test files use it)."""
+    from filelock import FileLock
 
-    return fold_stream(spark, recipe_events())
+    from lineage_assets_tests.recipe_stream import recipe_events
+    from lineage_assets_tests.support import fold_stream, folded_from
+
+    if worker_id == "master":
+        return fold_stream(spark, recipe_events())
+    shared = tmp_path_factory.getbasetemp().parent  # this run's folder, beside each worker's own
+    warehouse, done = shared / "recipe_stream_wh", shared / "recipe_stream_wh.done"
+    with FileLock(str(shared / "recipe_stream_wh.lock")):
+        if done.exists():
+            return folded_from(spark, str(warehouse))
+        folded = fold_stream(spark, recipe_events(), warehouse=str(warehouse))
+        done.touch()
+        return folded

@@ -132,6 +132,11 @@ def fold_stream(spark, events: list[dict], warehouse: str | None = None, by_day:
     for first, last in ([(d, d) for d in days] if by_day else [(days[0], days[-1])]):
         report = run_fold(spark, warehouse, first, last, sample_rate=1.0, log=lambda _m: None)
         assert report.passed, [c.problems for c in report.checks]
+    return folded_from(spark, warehouse)
+
+
+def folded_from(spark, warehouse: str) -> Folded:
+    """The tables of a folded warehouse's latest commit, collected (see `fold_stream`)."""
     commit = commits.latest(warehouse)
 
     def rows(name, where=None):

@@ -21,7 +21,7 @@ from lineage_assets.runner import ingest
 from lineage_assets.settings import LineageSettings
 from lineage_assets.warehouse import commits
 
-SCHEDULE_SECONDS = 60
+SCHEDULE_SECONDS = 45
 
 
 class TestSession(LazyPySparkResource):
@@ -37,7 +37,7 @@ class TestSession(LazyPySparkResource):
 @pytest.fixture(scope="module")
 def done(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("recipe_asset")
-    settings = LineageSettings(str(root / "drops"), str(root / "warehouse"), "2020-01-01", check_sample=1.0)
+    settings = LineageSettings(str(root / "drops"), str(root / "warehouse"), "2020-01-01", check_sample=0.1)
     paths = LineagePaths.from_settings(settings)
     write_raw_customers(customers_job(recipes_dir(paths)).source.path, rows=80)
     with dg.DagsterInstance.ephemeral() as instance:

@@ -21,9 +21,9 @@ import pytest
 from lineage_assets import recipes
 from lineage_assets.recipes.directives import cleanse_name
 
-SCHEDULE_SECONDS = 60
+SCHEDULE_SECONDS = 25
 
-RECIPES = int(os.environ.get("RECIPE_PROPERTY_RECIPES", "60"))  # more for a longer search
+RECIPES = int(os.environ.get("RECIPE_PROPERTY_RECIPES", "40"))  # more for a longer search
 ROWS = 12
 SEED = int(os.environ.get("RECIPE_PROPERTY_SEED", "20261125"))
 VID = "vid"
