@@ -97,3 +97,13 @@ def recipe_stream_folded(spark, tmp_path_factory, worker_id):
         folded = fold_stream(spark, recipe_events(), warehouse=str(warehouse))
         done.touch()
         return folded
+
+
+@pytest.fixture(scope="session")
+def recipe_stream_warehouse(spark, recipe_stream_folded, tmp_path_factory) -> str:
+    """A warehouse with the recipe stream's fold and its current graph published."""
+    from lineage_assets_tests.support import publish_current
+
+    target = tmp_path_factory.mktemp("recipe_stream_published")
+    publish_current(spark, recipe_stream_folded.state, str(target), folded=recipe_stream_folded)
+    return str(target)

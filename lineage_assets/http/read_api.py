@@ -3,7 +3,9 @@ section 12): `GET /api/v1/lineage`, `GET /api/v1/column-lineage`, the dataset re
 `GET /api/v1/namespaces/{namespace}/datasets/{name}`, and the field-lineage queries of section
 8 under it (`.../fields`, `.../field-mappings`, `.../fields/{field}/operations`), and the DataHub
 export `.../upstream-lineage?pathVersion=v1|v2` (the `upstreamLineage` aspect). `nodeId` may be a
-DataHub URN.
+DataHub URN. The recipe questions of section 9: `GET /api/v1/column-history?nodeId=...`,
+`GET /api/v1/column-impact?nodeId=...`, `.../datasets/{name}/fields/{field}/directives?start&end`,
+the dataset's tags `.../datasets/{name}/tags` and `GET /api/v1/tagged-fields?key=&value=&propagate=`.
 
 Pictures (DESIGN.md section 12): `GET /lineage/view?nodeId=...&depth=20&columns=true&withDownstream=true&maxNodes=300`
 is an HTML page for a node: the job/dataset graph around it (or with `columns=true` its column
@@ -98,17 +100,26 @@ class ReadApi:
             return _error(503, "warehouse_unavailable", str(exc))
         return JSONResponse(jsonable(answer))
 
-    async def lineage(self, request: Request) -> JSONResponse:
-        async def run() -> JSONResponse:
-            node, depth = _required(request, "nodeId"), _int(request, "depth", 20)
-            return await self._answer(lambda q: q.lineage(node, depth=depth))
-        return await _guard(run)
+    def _by_node(self, ask: Callable[[LineageQuery, str, int], BaseModel]):
+        """A route asking one question of `nodeId` and `depth` (default 20)."""
+        async def route(request: Request) -> JSONResponse:
+            async def run() -> JSONResponse:
+                node, depth = _required(request, "nodeId"), _int(request, "depth", 20)
+                return await self._answer(lambda q: ask(q, node, depth))
+            return await _guard(run)
+        return route
 
     async def column_lineage(self, request: Request) -> JSONResponse:
         async def run() -> JSONResponse:
             node, depth, down = _required(request, "nodeId"), _int(request, "depth", 20), _bool(request, "withDownstream")
             version, at = request.query_params.get("datasetVersion"), request.query_params.get("lineageAt")
             return await self._answer(lambda q: q.column_lineage(node, depth=depth, with_downstream=down, dataset_version=version, lineage_at=at))
+        return await _guard(run)
+
+    async def tagged_fields(self, request: Request) -> JSONResponse:
+        async def run() -> JSONResponse:
+            key, value, propagate = _required(request, "key"), request.query_params.get("value"), _bool(request, "propagate")
+            return await self._answer(lambda q: q.tagged_fields(key, value, propagate=propagate))
         return await _guard(run)
 
     async def namespaces(self, request: Request) -> JSONResponse:
@@ -132,6 +143,11 @@ class ReadApi:
             if rest == ["upstream-lineage"]:
                 version = p.get("pathVersion", "v1")
                 return await self._answer(lambda q: q.fine_grained_lineage(ns, name, path_version=version))
+            if rest == ["tags"]:
+                return await self._answer(lambda q: q.dataset_tags(ns, name))
+            if len(rest) == 3 and rest[0] == "fields" and rest[2] == "directives" and rest[1]:
+                field = rest[1]
+                return await self._answer(lambda q: q.column_directives(ns, name, field, start, end))
             if len(rest) == 3 and rest[0] == "fields" and rest[2] == "operations" and rest[1]:
                 field, direction = rest[1], p.get("direction", "backward")
                 return await self._answer(lambda q: q.field_operations(ns, name, field, start, end, direction=direction))
@@ -169,8 +185,13 @@ class ReadApi:
     def routes(self) -> list[Route]:
         return [
             Route(VIEW, self.view, methods=["GET"]),
-            Route(f"{API}/lineage", self.lineage, methods=["GET"]),
+            Route(f"{API}/lineage", self._by_node(lambda q, node, depth: q.lineage(node, depth=depth)), methods=["GET"]),
             Route(f"{API}/column-lineage", self.column_lineage, methods=["GET"]),
+            Route(f"{API}/column-history", self._by_node(lambda q, node, depth: q.column_history(node, depth=depth)),
+                  methods=["GET"]),
+            Route(f"{API}/column-impact", self._by_node(lambda q, node, depth: q.column_impact(node, depth=depth)),
+                  methods=["GET"]),
+            Route(f"{API}/tagged-fields", self.tagged_fields, methods=["GET"]),
             Route(NAMESPACES + "{rest:path}", self.namespaces, methods=["GET"]),
         ]
 

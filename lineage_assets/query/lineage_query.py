@@ -330,16 +330,7 @@ class LineageQuery:
         _check_types(field=field)
         window = Window.of(start, end)
         with self._lock:
-            if is_urn(namespace) and name is None and field is None:
-                self._refresh()
-                self._columns.load_history(self._commit)
-                ref = self._urn_ref(namespace, with_history=True)
-                if ref.field is None:
-                    raise ValueError(f"field_operations() takes a field: {namespace!r} is a dataset URN")
-                namespace, name, field = ref.namespace, ref.name, ref.field
-            if not field:
-                raise ValueError("field must be a non-empty string")
-            dataset = self._window_dataset(namespace, name)
+            dataset, field = self._window_field(namespace, name, field, "field_operations")
             rows = field_edges(self._con, window, (*dataset, field), direction)
             self._load_recipe_ops()
             recipe_ops = load_ops(self._con, {(r["run_id"], r["output_namespace"], r["output_name"]) for r in rows})
@@ -403,16 +394,7 @@ class LineageQuery:
         _check_types(field=field)
         window = Window.of(start, end)
         with self._lock:
-            if is_urn(namespace) and name is None and field is None:
-                self._refresh()
-                self._columns.load_history(self._commit)
-                ref = self._urn_ref(namespace, with_history=True)
-                if ref.field is None:
-                    raise ValueError(f"column_directives() takes a field: {namespace!r} is a dataset URN")
-                namespace, name, field = ref.namespace, ref.name, ref.field
-            if not field:
-                raise ValueError("field must be a non-empty string")
-            dataset = self._window_dataset(namespace, name)
+            dataset, field = self._window_field(namespace, name, field, "column_directives")
             self._load_recipe_ops()
             return recipe_directives(self._con, dataset, field, window)
 
@@ -460,6 +442,20 @@ class LineageQuery:
             ).fetchall()
             graph = self._dataset_column_lineage(ns, nm)
             return upstream_lineage(graph, ns, nm, readers, self._urns.dataset_urn, field_urn_of)
+
+    def _window_field(self, namespace: str, name: str | None, field: str | None, question: str) -> tuple[tuple[str, str], str]:
+        """((namespace, name), field) of a field named by its parts or by a schemaField URN (in
+        `namespace`, with name and field None), the history loaded. The caller holds the lock."""
+        if is_urn(namespace) and name is None and field is None:
+            self._refresh()
+            self._columns.load_history(self._commit)
+            ref = self._urn_ref(namespace, with_history=True)
+            if ref.field is None:
+                raise ValueError(f"{question}() takes a field: {namespace!r} is a dataset URN")
+            namespace, name, field = ref.namespace, ref.name, ref.field
+        if not field:
+            raise ValueError("field must be a non-empty string")
+        return self._window_dataset(namespace, name), field
 
     def _window_dataset(self, namespace: str, name: str) -> tuple[str, str]:
         """A dataset named by any identifier, as its canonical (namespace, name), with the

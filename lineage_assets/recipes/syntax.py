@@ -92,41 +92,51 @@ def unescape(body: str, quote: str) -> str:
     return _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), body)
 
 
+def _free(text: str, line: int) -> list[bool]:
+    """For each character, whether it stands outside quotes and `{...}` blocks (a backslash
+    escapes the next character inside quotes); unterminated quotes and unbalanced braces are
+    errors."""
+    free = [False] * len(text)
+    quote_start, depth, i = None, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if quote_start is not None:
+            if ch == "\\" and i + 1 < len(text):
+                i += 2
+                continue
+            if ch == text[quote_start]:
+                quote_start = None
+        elif ch in "'\"":
+            quote_start = i
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                raise RecipeError("unbalanced '}'", line=line, text=text)
+        else:
+            free[i] = depth == 0
+        i += 1
+    if quote_start is not None:
+        raise RecipeError(f"unterminated quote {text[quote_start]} at column {quote_start + 1}", line=line, text=text)
+    if depth > 0:
+        raise RecipeError("unbalanced '{'", line=line, text=text)
+    return free
+
+
 def split_words(text: str, *, line: int) -> list[Word]:
     """Split a directive line into words, keeping quoted texts and `{...}` blocks whole."""
+    free = _free(text, line)
     words: list[Word] = []
     i, n = 0, len(text)
     while i < n:
-        if text[i].isspace():
+        if free[i] and text[i].isspace():
             i += 1
             continue
         start = i
-        quote_start = None
-        depth = 0
-        while i < n and (depth > 0 or quote_start is not None or not text[i].isspace()):
-            ch = text[i]
-            if quote_start is not None:
-                if ch == "\\" and i + 1 < n:
-                    i += 2
-                    continue
-                if ch == text[quote_start]:
-                    quote_start = None
-            elif ch in "'\"":
-                quote_start = i
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth < 0:
-                    raise RecipeError("unbalanced '}'", line=line, text=text)
+        while i < n and not (free[i] and text[i].isspace()):
             i += 1
-        if quote_start is not None:
-            raise RecipeError(f"unterminated quote {text[quote_start]} at column {quote_start + 1}",
-                              line=line, text=text)
-        if depth > 0:
-            raise RecipeError("unbalanced '{'", line=line, text=text)
-        raw = text[start:i]
-        words.append(_word(raw, start))
+        words.append(_word(text[start:i], start))
     return words
 
 
@@ -157,26 +167,9 @@ def _strip_terminator(text: str, line: int) -> str:
     stripped = text.rstrip()
     if stripped.endswith(";"):
         stripped = stripped[:-1].rstrip()
-    quote, depth = None, 0
-    i = 0
-    while i < len(stripped):
-        ch = stripped[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif ch == ";" and depth == 0:
-            raise RecipeError("one directive a line: found ';' before the end of the line",
-                              line=line, text=text.strip())
-        i += 1
+    free = _free(stripped, line)
+    if any(ch == ";" and free[i] for i, ch in enumerate(stripped)):
+        raise RecipeError("one directive a line: found ';' before the end of the line", line=line, text=text.strip())
     return stripped
 
 

@@ -16,7 +16,7 @@ from lineage_assets.query.node_ids import field_node
 from lineage_assets.query.recipe_history import OpRow, paths_to_inputs, renamed_back
 from lineage_assets.query.render import jsonable
 from lineage_assets_tests.recipe_stream import LAKE, PG
-from lineage_assets_tests.support import publish_current, run_uuid
+from lineage_assets_tests.support import run_uuid
 
 SCHEDULE_SECONDS = 35
 
@@ -24,11 +24,8 @@ ALL = ("2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z")
 
 
 @pytest.fixture(scope="module")
-def warehouse(spark, recipe_stream_folded, tmp_path_factory):
-    target = tmp_path_factory.mktemp("recipe_questions_wh")
-    folded = recipe_stream_folded
-    publish_current(spark, folded.state, str(target), folded=folded)
-    return str(target)
+def warehouse(recipe_stream_warehouse):
+    return recipe_stream_warehouse
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +170,32 @@ def test_a_position_only_the_data_knows_stops_with_its_note():
     ops = [_op(1, "A", "Rename", (), "A", all_columns=True), _op(1, "A", None, note="set-headers names position 1")]
     directives, notes = renamed_back(ops, "A")
     assert _steps(directives) == [(1, "Rename", "A")] and notes == ["set-headers names position 1"]
+
+
+def test_read_routes_answer_what_the_helper_answers(query, warehouse, tmp_path):
+    from urllib.parse import quote
+
+    import requests
+
+    from lineage_assets_tests.http.conftest import serving
+
+    def dataset_path(ns, name, *rest):
+        return "/api/v1/namespaces/" + "/".join(quote(p, safe="") for p in (ns, "datasets", name, *rest))
+
+    history, impact = field_node(LAKE, "crm.report", "contact_hash"), field_node(PG, "crm.customers", "email")
+    asks = [
+        ("/api/v1/column-history", {"nodeId": history}, query.column_history(history)),
+        ("/api/v1/column-impact", {"nodeId": impact, "depth": 1}, query.column_impact(impact, depth=1)),
+        (dataset_path(LAKE, "crm.clean", "fields", "contact", "directives"), {"start": ALL[0], "end": ALL[1]},
+         query.column_directives(LAKE, "crm.clean", "contact", *ALL)),
+        (dataset_path(PG, "crm.customers", "tags"), {}, query.dataset_tags(PG, "crm.customers")),
+        ("/api/v1/tagged-fields", {"key": "pii", "propagate": "true"}, query.tagged_fields("pii", propagate=True)),
+    ]
+    with serving(str(tmp_path / "drops"), warehouse=warehouse) as (base, _app):
+        for path, params, expected in asks:
+            response = requests.get(base + path, params=params, timeout=30)
+            assert response.status_code == 200, (path, response.text)
+            assert response.json() == jsonable(expected), path
+        assert requests.get(base + "/api/v1/column-history", params={"nodeId": f"dataset:{LAKE}:crm.clean"}, timeout=30).status_code == 400
+        assert requests.get(base + "/api/v1/tagged-fields", timeout=30).status_code == 400
+    assert asks[4][2].root and asks[2][2].runs  # answers with something in them

@@ -12,16 +12,13 @@ from lineage_assets.cli import main
 from lineage_assets.query.node_ids import field_node
 from lineage_assets.query.render import jsonable
 from lineage_assets_tests.recipe_stream import LAKE, PG
-from lineage_assets_tests.support import publish_current
 
 SCHEDULE_SECONDS = 10
 
 
 @pytest.fixture(scope="module")
-def warehouse(spark, recipe_stream_folded, tmp_path_factory):
-    target = tmp_path_factory.mktemp("tags_wh")
-    publish_current(spark, recipe_stream_folded.state, str(target), folded=recipe_stream_folded)
-    return str(target)
+def warehouse(recipe_stream_warehouse):
+    return recipe_stream_warehouse
 
 
 @pytest.fixture(scope="module")

@@ -113,6 +113,17 @@ class Schema:
         self.columns = [(new if n == old else n, k) for n, k in self.columns]
 
 
+# directives that make columns from a column of one kind: (kind, line, [(suffix, kind made)])
+SPAWNING = {
+    "parse-as-csv": ("csv", "parse-as-csv :{name} ','", [("_1", "word"), ("_2", "word"), ("_3", "word")]),
+    "parse-as-json": ("json", "parse-as-json :{name}", [("_k1", "word"), ("_k2", "word")]),
+    "split-to-columns": ("codes", "split-to-columns :{name} \\|", [("_1", "word"), ("_2", "word")]),
+    "split-email": ("email", "split-email :{name}", [("_account", "word"), ("_domain", "text")]),
+    "extract-regex-groups": ("title", "extract-regex-groups :{name} ([a-zA-Z]+) \\(([0-9]+)\\)",
+                             [("_1_1", "word"), ("_1_2", "digits")]),
+}
+
+
 def random_recipe(rng: random.Random) -> tuple[str, str]:
     """A recipe of 3 to 9 directives that only names columns it knows exist; and the name the
     variant column has at the end (bulk renames reach it)."""
@@ -126,16 +137,7 @@ def random_recipe(rng: random.Random) -> tuple[str, str]:
         pick = rng.choice
         options = ["rename", "drop", "copy", "merge", "swap", "set-column", "case", "fill",
                    "filter", "hash", "keep", "set-type", "bulk", "set-headers"]
-        if schema.of("csv"):
-            options += ["parse-as-csv"] * 2
-        if schema.of("json"):
-            options += ["parse-as-json"] * 2
-        if schema.of("codes"):
-            options += ["split-to-columns"]
-        if schema.of("email"):
-            options += ["split-email"]
-        if schema.of("title"):
-            options += ["extract-regex-groups"]
+        options += [d for d, (kind, _line, _made) in SPAWNING.items() if schema.of(kind)]
         if schema.of("ssn"):
             options += ["mask-number"]
         choice = pick(options)
@@ -232,31 +234,12 @@ def random_recipe(rng: random.Random) -> tuple[str, str]:
             lines.append("set-headers " + ",".join(new))
             for i, name in enumerate(new):
                 schema.columns[i] = (name, schema.columns[i][1])
-        elif choice == "parse-as-csv":
-            name = pick(schema.of("csv"))
-            lines.append(f"parse-as-csv :{name} ','")
-            for i in range(1, 4):
-                schema.put(f"{name}_{i}", "word")
-        elif choice == "parse-as-json":
-            name = pick(schema.of("json"))
-            lines.append(f"parse-as-json :{name}")
-            schema.put(f"{name}_k1", "word")
-            schema.put(f"{name}_k2", "word")
-        elif choice == "split-to-columns":
-            name = pick(schema.of("codes"))
-            lines.append(f"split-to-columns :{name} \\|")
-            schema.put(f"{name}_1", "word")
-            schema.put(f"{name}_2", "word")
-        elif choice == "split-email":
-            name = pick(schema.of("email"))
-            lines.append(f"split-email :{name}")
-            schema.put(f"{name}_account", "word")
-            schema.put(f"{name}_domain", "text")
-        elif choice == "extract-regex-groups":
-            name = pick(schema.of("title"))
-            lines.append(f"extract-regex-groups :{name} ([a-zA-Z]+) \\(([0-9]+)\\)")
-            schema.put(f"{name}_1_1", "word")
-            schema.put(f"{name}_1_2", "digits")
+        elif choice in SPAWNING:
+            kind, line, made = SPAWNING[choice]
+            name = pick(schema.of(kind))
+            lines.append(line.format(name=name))
+            for suffix, made_kind in made:
+                schema.put(name + suffix, made_kind)
         elif choice == "mask-number":
             name = pick(schema.of("ssn"))
             lines.append(f"mask-number :{name} XXX-XX-####")
