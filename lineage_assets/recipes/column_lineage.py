@@ -220,8 +220,27 @@ class SchemaWalk:
 
     def touch(self, step: Step, column: str, label: str, reads: Iterable[str] = (),
               new_name: str | None = None, pattern: bool = False) -> None:
+        """Label a column at a step: one label a column a step (a Read gives way to any other)."""
+        same = [i for i, o in enumerate(self.operations)
+                if o.step == step.number and o.column == column and o.pattern == pattern]
+        if label == READ and same:
+            return
+        if label != READ:
+            for i in reversed(same):
+                if self.operations[i].label == READ:
+                    del self.operations[i]
         self.operations.append(Operation(step.number, step.line, step.text, step.name, column,
                                          label, tuple(reads), new_name, pattern))
+
+    def read_all(self, step: Step) -> tuple[list[Origin], list[str], tuple[Origin, ...]]:
+        """A read of every column: the known ones labelled by name, each family by its form."""
+        origins = [s.origin for s in self.slots()]
+        for name in self.names():
+            self.touch(step, name, READ)
+        families = [f for f in self.entries if isinstance(f, Family)]
+        for family in families:
+            self.touch(step, family.form, READ, pattern=True)
+        return origins, self.names(), tuple(f.source for f in families)
 
     def note(self, step: Step | None, column: str, reason: str) -> None:
         self.unresolved.append(Unresolved(
@@ -289,8 +308,19 @@ class SchemaWalk:
         family.bound.append(bound)
         family.ordered = False
         self.touch(family.step, bound, ADD, (family.source.name,))
+        if original is not _UNKNOWN:
+            current = original
+            for rename_step, rename, _idem in family.renames:
+                renamed = rename(current)
+                if renamed != current:
+                    self.touch(rename_step, current, RENAME, (current,), new_name=renamed)
+                current = renamed
         slot = Slot(self._member(family, name, original))
-        self.entries.insert(self.entries.index(family) + 1, slot)
+        at = self.entries.index(family) + 1
+        while at < len(self.entries) and isinstance(self.entries[at], Slot) \
+                and _descends_from(self.entries[at].origin, family):
+            at += 1  # after the members taken before it
+        self.entries.insert(at, slot)
         return slot
 
     def read(self, step: Step, name: str, *, label: bool = True) -> Origin | None:
@@ -365,9 +395,9 @@ class SchemaWalk:
                 read_names.append(name)
         possible: tuple[Origin, ...] = ()
         if reads_all:
-            origins.extend(s.origin for s in self.slots() if s.origin not in origins)
-            read_names.extend(n for n in self.names() if n not in read_names)
-            possible = tuple(f.source for f in self.entries if isinstance(f, Family))
+            all_origins, all_names, possible = self.read_all(step)
+            origins.extend(o for o in all_origins if o not in origins)
+            read_names.extend(n for n in all_names if n not in read_names)
         made = Origin(target, step, "add", tuple(origins), TRANSFORMATION, possible=possible)
         self._put(step, made, read_names)
 
@@ -441,8 +471,9 @@ class SchemaWalk:
     def filter(self, step: Step, names: Sequence[str], *, reads_all: bool = False) -> None:
         origins = [o for o in (self.read(step, n) for n in names) if o is not None]
         if reads_all:
-            origins.extend(s.origin for s in self.slots() if s.origin not in origins)
-            origins.extend(f.source for f in self.entries if isinstance(f, Family))
+            all_origins, _names, family_sources = self.read_all(step)
+            origins.extend(o for o in all_origins if o not in origins)
+            origins.extend(family_sources)
         self.filters.append((step, tuple(origins)))
 
     def rename_all(self, step: Step, rename: Callable[[str], str], *, idempotent: bool) -> None:
@@ -464,6 +495,10 @@ class SchemaWalk:
     def set_headers(self, step: Step, names: Sequence[str]) -> None:
         """Name columns by position. A position inside the columns a directive made from the
         data is only known from the data; such names are reported and kept as possible edges."""
+        self._set_headers(step, names)
+        self._check_unique(step)
+
+    def _set_headers(self, step: Step, names: Sequence[str]) -> None:
         position = 0
         remaining = list(names)
         index = 0
@@ -497,11 +532,15 @@ class SchemaWalk:
     def _rename_slot(self, step: Step, slot: Slot, name: str) -> None:
         if slot.name == name:
             return
-        clash = self._slot_index(name)
         self.touch(step, slot.name, RENAME, (slot.name,), new_name=name)
         slot.origin = Origin(name, step, "rename", (slot.origin,))
-        if clash is not None and self.entries[clash] is not slot:
-            self.note(step, name, f"set-headers gives `{name}` to two columns")
+
+    def _check_unique(self, step: Step) -> None:
+        seen: set[str] = set()
+        for name in self.names():
+            if name in seen:
+                self.note(step, name, f"{step.name} leaves two columns called `{name}`")
+            seen.add(name)
 
     def _positional_unknown(self, step: Step, index: int, position: int,
                             remaining: list[str]) -> None:
@@ -607,11 +646,11 @@ class RecipeLineage:
         """Labels by step; an "all columns" form is replaced by the members bound to it."""
         # with the output schema known, a family's members are all bound by name unless a
         # set-headers named some by position only
-        named = {f.step.number for f in self._walk.families if not f.by_position}
+        named = {f.form for f in self._walk.families if not f.by_position}
         out = []
         for op in self._walk.operations:
-            if op.pattern and op.label == ADD and op.step in named and not self.families:
-                continue
+            if op.pattern and op.label in (ADD, RENAME) and op.column in named and not self.families:
+                continue  # the members are named by rows of their own
             out.append(op)
         return tuple(sorted(out, key=lambda o: o.step))
 

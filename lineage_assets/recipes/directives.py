@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lineage_assets.recipes.expressions import ExpressionError, columns_read
-from lineage_assets.recipes.syntax import RecipeError, Step, Word
+from lineage_assets.recipes.syntax import RecipeError, Step, Word, outside_quotes, unescape
 
 if TYPE_CHECKING:
     from lineage_assets.recipes.column_lineage import SchemaWalk
@@ -69,7 +69,7 @@ def _column(word: Word, directive: Directive, line: int, text: str) -> str:
     if raw.startswith(":"):
         rest = raw[1:]
         if len(rest) >= 2 and rest[0] in "'\"" and rest[-1] == rest[0]:
-            return rest[1:-1]
+            return unescape(rest[1:-1], rest[0])
         name = rest
     elif word.quoted:
         name = word.value
@@ -81,17 +81,32 @@ def _column(word: Word, directive: Directive, line: int, text: str) -> str:
     return name
 
 
+def _list_items(raw: str, line: int) -> list[str]:
+    """A word's comma-separated items; a comma inside quotes is part of a name."""
+    free = outside_quotes(raw, line)
+    items, start = [], 0
+    for i, ch in enumerate(raw):
+        if ch == "," and free[i]:
+            items.append(raw[start:i])
+            start = i + 1
+    items.append(raw[start:])
+    return items
+
+
 def _columns(words: Sequence[Word], directive: Directive, line: int, text: str) -> tuple[str, ...]:
+    """Column names separated by commas (`a,b`, `:a,:b`, `a, b`, `a , b`) or, as a directive's
+    last argument, by spaces; two commas with nothing between them are an error."""
     names: list[str] = []
     for word in words:
-        items = [word.raw] if word.quoted else word.raw.split(",")
-        for item in items:
-            if item == "" and not word.quoted:
-                if word.raw.strip(","):
+        items = _list_items(word.raw, line)
+        for position, item in enumerate(items):
+            if item == "":
+                if 0 < position < len(items) - 1:  # a,,b
                     raise RecipeError(f"{directive.name}: empty column name in `{word.raw}`",
                                       line=line, text=text)
-                continue
-            names.append(_column(Word(item, word.start, word.quoted, word.value if word.quoted
+                continue  # a comma at a word's edge: `a, b` or `a , b`
+            quoted = len(item) >= 2 and item[0] in "'\"" and item[-1] == item[0]
+            names.append(_column(Word(item, word.start, quoted, unescape(item[1:-1], item[0]) if quoted
                                       else item), directive, line, text))
     if not names:
         raise RecipeError(f"{directive.name}: expected at least one column ({directive.usage})",

@@ -92,7 +92,7 @@ def unescape(body: str, quote: str) -> str:
     return _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), body)
 
 
-def _free(text: str, line: int) -> list[bool]:
+def outside_quotes(text: str, line: int) -> list[bool]:
     """For each character, whether it stands outside quotes and `{...}` blocks (a backslash
     escapes the next character inside quotes); unterminated quotes and unbalanced braces are
     errors."""
@@ -126,7 +126,7 @@ def _free(text: str, line: int) -> list[bool]:
 
 def split_words(text: str, *, line: int) -> list[Word]:
     """Split a directive line into words, keeping quoted texts and `{...}` blocks whole."""
-    free = _free(text, line)
+    free = outside_quotes(text, line)
     words: list[Word] = []
     i, n = 0, len(text)
     while i < n:
@@ -167,7 +167,7 @@ def _strip_terminator(text: str, line: int) -> str:
     stripped = text.rstrip()
     if stripped.endswith(";"):
         stripped = stripped[:-1].rstrip()
-    free = _free(stripped, line)
+    free = outside_quotes(stripped, line)
     if any(ch == ";" and free[i] for i, ch in enumerate(stripped)):
         raise RecipeError("one directive a line: found ';' before the end of the line", line=line, text=text.strip())
     return stripped
@@ -184,7 +184,8 @@ def parse(text: str) -> Recipe:
     if not isinstance(text, str):
         raise RecipeError(f"a recipe is text, got {type(text).__name__}")
     steps: list[Step] = []
-    for line_no, raw_line in enumerate(text.splitlines(), start=1):
+    # lines end at \n, \r\n or \r only: a U+2028 or a form feed inside a quoted text is text
+    for line_no, raw_line in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
         stripped = raw_line.strip()
         if not stripped or is_comment(stripped):
             continue
