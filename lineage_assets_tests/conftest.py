@@ -78,32 +78,22 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def recipe_stream_folded(spark, tmp_path_factory, worker_id):
-    """`recipe_stream.recipe_events()` folded once per `make test`: under xdist the first worker
-    that needs it folds it into the run's shared temporary folder (under a file lock) and the
-    other reads the committed tables (three test files use it)."""
+def recipe_stream(spark, tmp_path_factory, worker_id):
+    """`recipe_stream.build()` once per `make test`: the recipe asset materialized by Dagster and
+    the recipe stream's drops, ingested through the project's Dagster definitions. Under xdist the
+    first worker that needs it builds it in the run's shared temporary folder (under a file lock)
+    and the other reads what it committed (four test files use it)."""
     from filelock import FileLock
 
-    from lineage_assets_tests.recipe_stream import recipe_events
-    from lineage_assets_tests.support import fold_stream, folded_from
+    from lineage_assets_tests.recipe_stream import build, load
 
     if worker_id == "master":
-        return fold_stream(spark, recipe_events())
+        return build(spark, tmp_path_factory.mktemp("recipe_stream"))
     shared = tmp_path_factory.getbasetemp().parent  # this run's folder, beside each worker's own
-    warehouse, done = shared / "recipe_stream_wh", shared / "recipe_stream_wh.done"
-    with FileLock(str(shared / "recipe_stream_wh.lock")):
+    root, done = shared / "recipe_stream", shared / "recipe_stream.done"
+    with FileLock(str(shared / "recipe_stream.lock")):
         if done.exists():
-            return folded_from(spark, str(warehouse))
-        folded = fold_stream(spark, recipe_events(), warehouse=str(warehouse))
+            return load(spark, root)
+        built = build(spark, root)
         done.touch()
-        return folded
-
-
-@pytest.fixture(scope="session")
-def recipe_stream_warehouse(spark, recipe_stream_folded, tmp_path_factory) -> str:
-    """A warehouse with the recipe stream's fold and its current graph published."""
-    from lineage_assets_tests.support import publish_current
-
-    target = tmp_path_factory.mktemp("recipe_stream_published")
-    publish_current(spark, recipe_stream_folded.state, str(target), folded=recipe_stream_folded)
-    return str(target)
+        return built

@@ -1,19 +1,22 @@
-"""A stream with Wrangler recipe runs, folded once per test process (`recipe_stream_folded`):
+"""A stream with Wrangler recipe runs, built once per `make test` (the `recipe_stream` fixture):
 `prep` (a recipe, no columnLineage) makes crm.clean from crm.customers on two days with two
 versions of its recipe; `prep2` sends its own columnLineage; `py` has python sourceCode;
 `report` (no recipe, a columnLineage facet) reads crm.clean. Tags: `tag_events()` are the
 DatasetEvents `lineage-assets tag` writes (pii on crm.customers' email and name, then a note
-removed again), and `report` states a tag of its own in its output's tags facet."""
+removed again), and `report` states a tag of its own in its output's tags facet. `build` lands
+the stream as a drop beside the events of the recipe asset (`prepared_customers`, materialized by
+Dagster) and ingests both through the project's Dagster definitions."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from lineage_assets.tagging import TAGS_FILE, change_tag
-from lineage_assets_tests.support import ds, run_event
+from lineage_assets_tests.support import Folded, ds, folded_from, run_event
 
 PG, LAKE = "pg://db:5432", "s3://lake"
 
@@ -77,3 +80,55 @@ def tag_events() -> list[dict]:
         change_tag(drop, None, PG, "crm.customers", "name", "note", "check", now=at(9))
         change_tag(drop, None, PG, "crm.customers", "name", "note", remove=True, now=at(11))
         return [json.loads(line) for line in (Path(drop) / TAGS_FILE).read_text().splitlines()]
+
+
+@dataclass
+class RecipeStream:
+    folded: Folded  # the warehouse's tables, collected
+    warehouse: str  # ingested: history and the current graph
+    recipes_dir: str  # the recipe asset's data (raw export, prepared Parquet)
+    asset: dict  # the asset materialization's metadata that the tests read
+
+
+def build(spark, root: Path) -> RecipeStream:
+    import dagster as dg
+    from dagster_pyspark import LazyPySparkResource
+
+    from lineage_assets.defs.recipes import prepared_customers, recipes_dir
+    from lineage_assets.defs.resources import LineagePaths
+    from lineage_assets.demo.customers import customers_job, write_raw_customers
+    from lineage_assets.runner import ingest
+    from lineage_assets.settings import LineageSettings
+
+    class TestSession(LazyPySparkResource):
+        @property
+        def spark_session(self):
+            return spark
+
+    settings = LineageSettings(str(root / "drops"), str(root / "warehouse"), "2020-01-01", check_sample=1.0)
+    paths = LineagePaths.from_settings(settings)
+    stream = root / "drops" / "stream" / "recipe_stream.ndjson"
+    stream.parent.mkdir(parents=True, exist_ok=True)
+    stream.write_text("".join(json.dumps(e) + "\n" for e in recipe_events()))
+    write_raw_customers(customers_job(recipes_dir(paths)).source.path, rows=80)
+    with dg.DagsterInstance.ephemeral() as instance:
+        result = dg.materialize([prepared_customers], instance=instance,
+                                resources={"pyspark": TestSession(spark_config={}), "paths": paths})
+        assert result.success
+        metadata = instance.get_latest_materialization_event(dg.AssetKey("prepared_customers")).asset_materialization.metadata
+        report = ingest(settings, instance, log=lambda _m: None)
+        assert not report.failed, report.runs
+    asset = {"rows_in": metadata["rows_in"].value, "row_count": metadata["dagster/row_count"].value,
+             "events_file": metadata["events_file"].value, "run_id": metadata["run_id"].value}
+    (root / "asset.json").write_text(json.dumps(asset))
+    return load(spark, root)
+
+
+def load(spark, root: Path) -> RecipeStream:
+    from lineage_assets.defs.recipes import recipes_dir
+    from lineage_assets.defs.resources import LineagePaths
+    from lineage_assets.settings import LineageSettings
+
+    paths = LineagePaths.from_settings(LineageSettings(str(root / "drops"), str(root / "warehouse"), "2020-01-01"))
+    return RecipeStream(folded_from(spark, str(root / "warehouse")), str(root / "warehouse"), str(recipes_dir(paths)),
+                        json.loads((root / "asset.json").read_text()))

@@ -24,8 +24,8 @@ ALL = ("2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z")
 
 
 @pytest.fixture(scope="module")
-def warehouse(recipe_stream_warehouse):
-    return recipe_stream_warehouse
+def warehouse(recipe_stream):
+    return recipe_stream.warehouse
 
 
 @pytest.fixture(scope="module")

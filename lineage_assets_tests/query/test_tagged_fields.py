@@ -17,8 +17,8 @@ SCHEDULE_SECONDS = 10
 
 
 @pytest.fixture(scope="module")
-def warehouse(recipe_stream_warehouse):
-    return recipe_stream_warehouse
+def warehouse(recipe_stream):
+    return recipe_stream.warehouse
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,8 @@ def query(warehouse):
         yield q
 
 
-def test_field_tags_keep_every_facet_with_its_version(recipe_stream_folded):
+def test_field_tags_keep_every_facet_with_its_version(recipe_stream):
+    recipe_stream_folded = recipe_stream.folded
     rows = [r for r in recipe_stream_folded.field_tags if r["name"] == "crm.customers"]
     by_version: dict[str, set] = {}
     for r in rows:
