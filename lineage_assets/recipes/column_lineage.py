@@ -155,6 +155,7 @@ class Family:
     ordered: bool = True  # False once a member was taken out of it
     by_position: bool = False  # a set-headers named some of its members by position only
     bound: list[str] = field(default_factory=list)  # members bound, in order
+    minus: tuple[str, ...] = ()  # for a family the data names: the columns before it (DESIGN's "all columns minus ...")
 
     @property
     def form(self) -> str:
@@ -164,7 +165,7 @@ class Family:
             return f"all columns formatted {self.prefix}%d_%d"
         if self.kind == "keyed":
             return f"all columns formatted {self.prefix}%s"
-        return "all columns the data names"
+        return "all columns minus " + " ".join(self.minus) if self.minus else "all columns"
 
     def current(self, original: str) -> str:
         for _step, rename, _idem in self.renames:
@@ -438,7 +439,7 @@ class SchemaWalk:
         origin = self.read(step, column)
         if origin is None:
             return
-        family = Family(step, origin, kind, prefix, groups)
+        family = Family(step, origin, kind, prefix, groups, minus=tuple(self.names()) if kind == "any" else ())
         self.touch(step, family.form, ADD, (column,), pattern=True)
         # the same directive on the same, unchanged column makes the same columns again
         same = [f for f in self.entries if isinstance(f, Family) and f.kind == kind
