@@ -448,8 +448,10 @@ def fold_range(
     ).transform(checkpoint)
     fields = cl.dataset_fields(dataset_versions, catalog, extra=("created_date",)).transform(checkpoint)
     lap("dataset_fields")
-    with_recipes = rr.recipe_runs(terminal, run_versions, declared_schemas).transform(checkpoint)
-    field_operations = rr.field_operations(with_recipes)
+    with_recipes = rr.recipe_runs(terminal, run_versions, declared_schemas)
+    if with_recipes is not None:
+        with_recipes = with_recipes.transform(checkpoint)  # read twice: operations and column edges
+    field_operations = rr.field_operations(with_recipes, terminal.sparkSession)
     lap("recipes")
     edges = cl.column_edges(terminal, run_versions, resolved, declared_schemas, catalog, derived=with_recipes).transform(checkpoint)
     lap("column_edges")

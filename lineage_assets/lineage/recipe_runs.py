@@ -31,6 +31,7 @@ from lineage_assets import recipes
 from lineage_assets.lineage.column_lineage import flatten_schema
 from lineage_assets.recipes.facets import column_lineage_facet
 from lineage_assets.warehouse import schemas
+from lineage_assets.warehouse.tables import FIELD_OPERATIONS
 
 LANGUAGE = "wrangler"
 
@@ -113,15 +114,19 @@ _answer = F.udf(lambda recipe, inputs, output: recipe_answer(
     recipe, [i.asDict() for i in (inputs or [])], output), ANSWER)
 
 
-def recipe_runs(terminal: DataFrame, run_versions: DataFrame, declared_schemas: DataFrame) -> DataFrame:
+def recipe_runs(terminal: DataFrame, run_versions: DataFrame, declared_schemas: DataFrame) -> DataFrame | None:
     """(run_id, job_namespace, job_name, ended_at, output_namespace, output_name,
-    output_version_id, operations, cll) of each output of each terminal run with a recipe.
+    output_version_id, operations, cll) of each output of each terminal run with a recipe; None
+    when no run of the range has one (one small Spark job finds out: most ranges carry none, and
+    then neither the Python answer nor its joins are planned or written).
 
     terminal: coalesced runs; run_versions: their output dataset versions (with `fields`);
     declared_schemas: `column_lineage.input_schemas(terminal)`."""
     with_recipe = terminal.select(
         "run_id", "job_namespace", "job_name", "ended_at", recipe_text(F.col("job_facets")).alias("recipe"),
     ).filter("recipe is not null")
+    if not with_recipe.limit(1).collect():
+        return None
     inputs = declared_schemas.groupBy("run_id").agg(
         F.array_sort(F.collect_list(F.struct("namespace", "name", "text"))).alias("inputs"))
     outputs = run_versions.select(
@@ -138,8 +143,10 @@ def recipe_runs(terminal: DataFrame, run_versions: DataFrame, declared_schemas: 
     )
 
 
-def field_operations(runs: DataFrame) -> DataFrame:
-    """FIELD_OPERATIONS rows of `recipe_runs`."""
+def field_operations(runs: DataFrame | None, spark) -> DataFrame:  # noqa: ANN001
+    """FIELD_OPERATIONS rows of `recipe_runs` (none when it found no recipe run)."""
+    if runs is None:
+        return spark.createDataFrame([], FIELD_OPERATIONS.schema)
     return runs.select(
         "run_id", "job_namespace", "job_name", "output_version_id", "output_namespace", "output_name",
         F.col("ended_at").alias("created_at"), F.explode("operations").alias("op"),

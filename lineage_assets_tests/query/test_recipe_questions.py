@@ -18,7 +18,7 @@ from lineage_assets.query.render import jsonable
 from lineage_assets_tests.recipe_stream import LAKE, PG
 from lineage_assets_tests.support import run_uuid
 
-SCHEDULE_SECONDS = 35
+SCHEDULE_SECONDS = 8  # after test_recipe_runs (45) has built the shared recipe_stream: no wait on its lock
 
 ALL = ("2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z")
 

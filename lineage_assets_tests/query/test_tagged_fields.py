@@ -13,7 +13,7 @@ from lineage_assets.query.node_ids import field_node
 from lineage_assets.query.render import jsonable
 from lineage_assets_tests.recipe_stream import LAKE, PG
 
-SCHEDULE_SECONDS = 10
+SCHEDULE_SECONDS = 6  # see test_recipe_questions
 
 
 @pytest.fixture(scope="module")
