@@ -159,6 +159,8 @@ def column_directives(con: duckdb.DuckDBPyConnection, dataset: tuple[str, str], 
 
 # ------------------------------------------------------------------------------ column_history / column_impact
 
+FILTERS = ("filter-rows-on", "filter-row", "send-to-error")  # directives that remove rows
+
 EDGE_SQL = (
     "SELECT job_namespace, job_name, run_id, output_namespace, output_name, output_field, input_namespace, input_name, "
     "input_field, transformation_type, transformation_subtype, transformation_description, masking FROM ccl "
@@ -207,7 +209,11 @@ def column_trace(con: duckdb.DuckDBPyConnection, start: tuple[str, str, str], di
         steps = []
         for (job_ns, job_name, run_id, o_ns, o_name, o_field, i_ns, i_name, i_field, t_type, t_sub, t_desc, masking) in edges:
             ops = ops_cache.get((run_id, o_ns, o_name), [])
-            if direction == "backward":
+            if t_type == "INDIRECT":  # a filter's dependency: the recipe's filters are its directives
+                directives = [o.as_directive(o.field) for o in ops if o.name in FILTERS and o.label == "Read"]
+                target = (i_ns, i_name, i_field) if direction == "backward" else (o_ns, o_name, o_field or "*")
+                other = node(*target, level + 1)
+            elif direction == "backward":
                 directives = paths_to_inputs(ops, field).get(i_field, []) if ops else []
                 other = node(i_ns, i_name, i_field, level + 1)
             else:

@@ -78,8 +78,8 @@ def test_column_history_goes_back_through_jobs_datasets_and_directives(query):
     assert [(s.runId, s.node.name, s.node.field, s.masking) for s in direct] == [(run_uuid("r4"), "crm.customers", "email", True)]
     assert _steps(direct[0].directives) == [(1, "Rename", "contact"), (4, "Modify", "contact")]
     # the filter on country reaches every field of crm.clean: an INDIRECT hop to country
-    indirect = [(s.node.field, s.subtype) for s in clean.steps if s.type == "INDIRECT"]
-    assert indirect == [("country", "FILTER")]
+    indirect = [(s.node.field, s.subtype, _steps(s.directives)) for s in clean.steps if s.type == "INDIRECT"]
+    assert indirect == [("country", "FILTER", [(6, "Read", "country")])]  # the filter-row of the second version
     assert all(s.node.steps == [] for s in clean.steps)  # crm.customers has no writer
 
 
