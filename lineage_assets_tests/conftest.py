@@ -97,3 +97,12 @@ def recipe_stream(spark, tmp_path_factory, worker_id):
         built = build(spark, root)
         done.touch()
         return built
+
+
+@pytest.fixture(scope="session")
+def recipe_query(recipe_stream):
+    """A LineageQuery over the recipe build's warehouse."""
+    from lineage_assets import LineageQuery
+
+    with LineageQuery(recipe_stream.warehouse) as query:
+        yield query

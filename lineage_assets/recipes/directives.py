@@ -302,20 +302,22 @@ def _check_regex(name: str) -> Callable[[dict[str, Any], Directive, int, str], N
     return check
 
 
+def _one_of(args: dict[str, Any], key: str, allowed, normal: str, message: str, line: int, body: str) -> str:
+    """args[key] in its normal form (str.upper or str.lower) when it is one of `allowed`."""
+    value = getattr(args[key], normal)()
+    if value not in allowed:
+        raise RecipeError(message.format(given=args[key], allowed=", ".join(allowed)), line=line, text=body)
+    args[key] = value
+    return value
+
+
 def _check_hash(args: dict[str, Any], directive: Directive, line: int, body: str) -> None:
-    algorithm = args["algorithm"].upper()
-    if algorithm not in HASH_ALGORITHMS:
-        raise RecipeError(f"hash: algorithm `{args['algorithm']}` is not supported here; use one "
-                          f"of {', '.join(HASH_ALGORITHMS)}", line=line, text=body)
-    args["algorithm"] = algorithm
+    _one_of(args, "algorithm", HASH_ALGORITHMS, "upper",
+            "hash: algorithm `{given}` is not supported here; use one of {allowed}", line, body)
 
 
 def _check_set_type(args: dict[str, Any], directive: Directive, line: int, body: str) -> None:
-    kind = args["type"].lower()
-    if kind not in SET_TYPES:
-        raise RecipeError(f"set-type: <type> is one of {', '.join(SET_TYPES)}; got "
-                          f"`{args['type']}`", line=line, text=body)
-    args["type"] = kind
+    kind = _one_of(args, "type", SET_TYPES, "lower", "set-type: <type> is one of {allowed}; got `{given}`", line, body)
     if args.get("scale") is not None and kind != "decimal":
         raise RecipeError("set-type: <scale> is for decimal only", line=line, text=body)
 

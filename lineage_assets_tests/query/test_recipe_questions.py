@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from lineage_assets import LineageQuery, NodeNotFound
+from lineage_assets import NodeNotFound
 from lineage_assets.cli import main
 from lineage_assets.defs.resources import LineageQueryResource
 from lineage_assets.query.node_ids import field_node
@@ -29,9 +29,8 @@ def warehouse(recipe_stream):
 
 
 @pytest.fixture(scope="module")
-def query(warehouse):
-    with LineageQuery(warehouse) as q:
-        yield q
+def query(recipe_query):
+    return recipe_query
 
 
 def _steps(directives) -> list[tuple]:

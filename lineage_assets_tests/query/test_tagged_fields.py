@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from lineage_assets import LineageQuery
 from lineage_assets.cli import main
 from lineage_assets.query.node_ids import field_node
 from lineage_assets.query.render import jsonable
@@ -22,9 +21,8 @@ def warehouse(recipe_stream):
 
 
 @pytest.fixture(scope="module")
-def query(warehouse):
-    with LineageQuery(warehouse) as q:
-        yield q
+def query(recipe_query):
+    return recipe_query
 
 
 def test_field_tags_keep_every_facet_with_its_version(recipe_stream):
