@@ -19,6 +19,7 @@ from openlineage.client.event_v2 import DatasetEvent, StaticDataset
 from openlineage.client.facet_v2 import tags_dataset
 from openlineage.client.transport.file import FileConfig, FileTransport
 
+from lineage_assets.intake.validate import parse_event_time
 from lineage_assets.query.node_ids import candidates
 
 PRODUCER = "https://github.com/lineage-assets/lineage_assets/tagging"
@@ -67,18 +68,21 @@ def _pending(drop_dir: str | Path, namespace: str, name: str) -> tuple[str | Non
     newest: tuple[str | None, list[Tag]] = (None, [])
     if not path.exists():
         return newest
+    newest_at = None
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             event = json.loads(line)
             dataset = event["dataset"]
+            at = _instant(event.get("eventTime"))
         except (ValueError, KeyError, TypeError):
-            continue
+            continue  # not a tag event this command wrote: the intake reports it
         if (dataset.get("namespace"), dataset.get("name")) != (namespace, name):
             continue
         entries = ((dataset.get("facets") or {}).get("tags") or {}).get("tags") or []
-        at = event.get("eventTime")
-        if newest[0] is None or (at or "") >= newest[0]:
-            newest = (at, [Tag(e.get("field"), e["key"], e.get("value"), e.get("source")) for e in entries if e.get("key")])
+        if newest_at is None or at >= newest_at:
+            newest_at = at
+            newest = (event.get("eventTime"), [Tag(e.get("field"), e["key"], e.get("value"), e.get("source"))
+                                               for e in entries if e.get("key")])
     return newest
 
 
@@ -93,10 +97,8 @@ def _known(warehouse: str | None, namespace: str, name: str) -> tuple[str | None
 
 
 def _instant(value: str | None) -> dt.datetime:
-    if not value:
-        return dt.datetime.min.replace(tzinfo=dt.timezone.utc)
-    parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+    """An eventTime or `asOf` as the intake reads it (no time: before any)."""
+    return parse_event_time(value) if value else dt.datetime.min.replace(tzinfo=dt.timezone.utc)
 
 
 def change_tag(drop_dir: str | Path, warehouse: str | None, namespace: str, name: str, field: str | None, key: str,

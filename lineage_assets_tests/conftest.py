@@ -100,6 +100,11 @@ def recipe_stream(spark, tmp_path_factory, worker_id):
 
 
 @pytest.fixture(scope="session")
+def recipe_warehouse(recipe_stream) -> str:
+    return recipe_stream.warehouse
+
+
+@pytest.fixture(scope="session")
 def recipe_query(recipe_stream):
     """A LineageQuery over the recipe build's warehouse."""
     from lineage_assets import LineageQuery

@@ -217,11 +217,13 @@ def _facet(col: str, path: str) -> Column:
 
 
 def _version_facets(facets: str) -> list[Column]:
-    """storage_version, fields and lifecycle_state of a dataset version, from its facets' JSON."""
+    """storage_version, fields, lifecycle_state and tags (the tags facet's entries: `field_tags`,
+    not a dataset_versions column) of a dataset version, from its facets' JSON."""
     return [
         _facet(facets, "$.version.datasetVersion").alias("storage_version"),
         _facet(facets, "$.schema.fields").alias("fields"),
         _facet(facets, "$.lifecycleStateChange.lifecycleStateChange").alias("lifecycle_state"),
+        _facet(facets, "$.tags.tags").alias("tags"),
     ]
 
 
@@ -367,23 +369,9 @@ def fold_range(
         F.when(F.col("d.partition").isNotNull(), F.array("d.partition")).otherwise(F.array().cast("array<string>")).alias("partitions"),
         F.col("event_date").alias("created_date"),
     )
-    dataset_versions = run_versions.unionByName(dataset_events)
-    field_tags = tags.field_tags(
-        terminal.select("run_id", "ended_at", "end_date", F.explode("outputs").alias("o")).select(
-            dataset_version_id(F.col("o.namespace"), F.col("o.name"), "run_id", F.col("run_id")).alias("version_id"),
-            F.col("o.namespace").alias("namespace"), F.col("o.name").alias("name"), "run_id",
-            F.col("ended_at").alias("created_at"), F.col("end_date").alias("created_date"), F.col("o.facets").alias("facets"),
-        ).unionByName(
-            events.filter("event_kind = 'DATASET'").withColumn(
-                "d", resolve_dataset("dataset_namespace", "dataset_name", F.unix_micros("event_time"))
-            ).select(
-                dataset_version_id(F.col("d.namespace"), F.col("d.name"), "event_id", F.col("event_id")).alias("version_id"),
-                F.col("d.namespace").alias("namespace"), F.col("d.name").alias("name"), F.lit(None).cast("string").alias("run_id"),
-                F.col("event_time").alias("created_at"), F.col("event_date").alias("created_date"),
-                F.col("dataset_facets").alias("facets"),
-            )
-        )
-    )
+    with_tags = run_versions.unionByName(dataset_events)
+    field_tags = tags.field_tags(with_tags)
+    dataset_versions = with_tags.drop("tags")
 
     # ---- input resolution
     ds_key = ["namespace", "name"]

@@ -92,10 +92,8 @@ def recipe_answer(recipe: str, inputs: Sequence[dict[str, Any]], output_fields: 
         step = steps.get(note.step) if note.step is not None else None
         operations.append({**_note(note.line, note.directive, note.column, note.reason),
                            "step": note.step, "directive_name": step.name if step else None})
-    cll = column_lineage_facet(lineage, owners)
-    unique = {tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in op.items()): op
-              for op in operations}
-    return {"operations": sorted(unique.values(), key=_operation_order), "cll": cll}
+    # rows are unique: the walk labels a column once a step and records a note once
+    return {"operations": sorted(operations, key=_operation_order), "cll": column_lineage_facet(lineage, owners)}
 
 
 def _note(line: int | None, directive: str | None, field: str | None, reason: str

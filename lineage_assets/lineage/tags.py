@@ -8,24 +8,19 @@ a dataset are those of its newest version with the facet: a later facet replaces
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 TAG_ENTRIES = "array<struct<key: string, value: string, source: string, field: string>>"
 
 
-def tag_entries(facets: Column) -> Column:
-    """The facet's entries (null when the facets JSON has no `tags` facet)."""
-    return F.from_json(F.get_json_object(facets, "$.tags.tags"), TAG_ENTRIES)
-
-
 def field_tags(versions: DataFrame) -> DataFrame:
     """FIELD_TAGS rows of dataset versions (version_id, namespace, name, run_id, created_at,
-    created_date, facets: the version's dataset facets JSON)."""
+    created_date, tags: the JSON of the tags facet's entries, null when it has none)."""
     empty_entry = F.array(F.struct(*[F.lit(None).cast("string").alias(c) for c in ("key", "value", "source", "field")]))
     return (
         versions.select("version_id", "namespace", "name", "run_id", "created_at", "created_date",
-                        tag_entries(F.col("facets")).alias("entries"))
+                        F.from_json("tags", TAG_ENTRIES).alias("entries"))
         .filter("entries is not null")
         .select("version_id", "namespace", "name", "run_id", "created_at", "created_date",
                 F.explode(F.when(F.size("entries") > 0, F.col("entries")).otherwise(empty_entry)).alias("t"))

@@ -368,12 +368,12 @@ class LineageQuery:
 
     def knows_dataset(self, namespace: str, name: str) -> bool:
         """Whether the current graph or the history names the dataset (by any identifier)."""
-        _check_types(namespace=namespace, name=name)
         with self._lock:
-            self._refresh()
-            self._columns.load_history(self._commit)
-            ref = self.canonical(NodeRef("dataset", namespace, name))
-            return self._column_node_exists(ref, False) or self._columns.dataset_known(ref.namespace, ref.name)
+            try:
+                self._window_dataset(namespace, name)
+            except NodeNotFound:
+                return False
+            return True
 
     def dataset_tags(self, namespace: str, name: str) -> DatasetTags:
         """The tags a dataset's newest tags facet states (field None: the whole dataset)."""

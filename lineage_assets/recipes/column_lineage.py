@@ -152,9 +152,7 @@ class Family:
     groups: int = 0
     renames: list[tuple[Step, Callable[[str], str], bool]] = field(default_factory=list)
     taken: set[str] = field(default_factory=set)  # members taken out (names before renames)
-    ordered: bool = True  # False once a member was taken out of it
     by_position: bool = False  # a set-headers named some of its members by position only
-    bound: list[str] = field(default_factory=list)  # members bound, in order
     minus: tuple[str, ...] = ()  # for a family the data names: the columns before it (DESIGN's "all columns minus ...")
 
     @property
@@ -221,17 +219,19 @@ class SchemaWalk:
 
     def touch(self, step: Step, column: str, label: str, reads: Iterable[str] = (),
               new_name: str | None = None, pattern: bool = False) -> None:
-        """Label a column at a step: one label a column a step (a Read gives way to any other)."""
+        """Label a column at a step: one label a column a step (a Read gives way to any other), and
+        the same row never twice."""
+        made = Operation(step.number, step.line, step.text, step.name, column, label, tuple(reads), new_name,
+                         pattern)
         same = [i for i, o in enumerate(self.operations)
                 if o.step == step.number and o.column == column and o.pattern == pattern]
-        if label == READ and same:
+        if (label == READ and same) or any(self.operations[i] == made for i in same):
             return
         if label != READ:
             for i in reversed(same):
                 if self.operations[i].label == READ:
                     del self.operations[i]
-        self.operations.append(Operation(step.number, step.line, step.text, step.name, column,
-                                         label, tuple(reads), new_name, pattern))
+        self.operations.append(made)
 
     def read_all(self, step: Step) -> tuple[list[Origin], list[str], tuple[Origin, ...]]:
         """A read of every column: the known ones labelled by name, each family by its form."""
@@ -244,9 +244,11 @@ class SchemaWalk:
         return origins, self.names(), tuple(f.source for f in families)
 
     def note(self, step: Step | None, column: str, reason: str) -> None:
-        self.unresolved.append(Unresolved(
-            step.number if step else None, step.line if step else None,
-            step.text if step else None, column, reason))
+        """Record what only the data settles (once: a column named twice in a step is one note)."""
+        note = Unresolved(step.number if step else None, step.line if step else None,
+                          step.text if step else None, column, reason)
+        if note not in self.unresolved:
+            self.unresolved.append(note)
 
     # -- lookups
 
@@ -306,8 +308,6 @@ class SchemaWalk:
         else:
             family.taken.add(original)
         bound = name if original is _UNKNOWN else original
-        family.bound.append(bound)
-        family.ordered = False
         self.touch(family.step, bound, ADD, (family.source.name,))
         if original is not _UNKNOWN:
             current = original
@@ -454,8 +454,6 @@ class SchemaWalk:
                    and _descends_from(slot.origin, f) for f in same):
                 self.entries.remove(slot)
                 family.taken.add(original)
-                family.bound.append(original)
-                family.ordered = False
                 self.touch(step, original, ADD, (column,))
                 retaken.append(Slot(self._member(family, original, original)))
                 continue
@@ -514,14 +512,14 @@ class SchemaWalk:
                 continue
             family = entry
             is_last = index == len(self.entries) - 1
-            if family.kind == "numbered" and family.ordered and not family.renames and is_last:
+            # a numbered family none of whose members was taken out: its positions are 1, 2, ...
+            if family.kind == "numbered" and not family.taken and not family.renames and is_last:
                 number = 1
                 while remaining:
                     slot = self._take(family, f"{family.prefix}{number}",
                                       f"{family.prefix}{number}")
                     self._rename_slot(step, slot, remaining.pop(0))
                     number += 1
-                family.ordered = True  # still ordered: the members taken are its first ones
                 return
             self._positional_unknown(step, index, position, remaining)
             return
@@ -550,7 +548,6 @@ class SchemaWalk:
         slots = [e for e in region if isinstance(e, Slot)]
         # a region that is one family and members taken out of it: each name is one of its
         # columns for certain (made from the family's source); which one only the data knows
-        family_of = {id(f): f for f in families}
         single = len(families) == 1 and all(_descends_from(s.origin, families[0])
                                             for s in slots)
         made: list[Slot] = []
@@ -564,7 +561,7 @@ class SchemaWalk:
                                 possible=tuple(s.origin for s in slots))
             else:
                 origin = Origin(name, step, "rename", (), possible=tuple(
-                    [s.origin for s in slots] + [f.source for f in family_of.values()]))
+                    [s.origin for s in slots] + [f.source for f in families]))
             forms = ", ".join(f"{f.form} (step {f.step.number} {f.step.name})" for f in families)
             taken = ", ".join(f"`{s.name}`" for s in slots)
             self.note(step, name,
@@ -754,20 +751,6 @@ class RecipeLineage:
                          origin.subtype, origin.masking,
                          tuple(self._tree(s) for s in origin.sources),
                          tuple(self._tree(s) for s in origin.possible))
-
-    def directives_for(self, column: str) -> tuple[int, ...]:
-        """Steps that touched an output column's values or name, in recipe order."""
-        steps: set[int] = set()
-        for e in self.edges_of(column):
-            steps.update(e.steps)
-        origin = self._origin(column)
-        stack = [origin]
-        while stack:
-            o = stack.pop()
-            if o.step is not None:
-                steps.add(o.step.number)
-            stack.extend(o.sources)
-        return tuple(sorted(steps))
 
 
 def lineage(recipe: Recipe | str, input_columns: Sequence[str],

@@ -8,8 +8,8 @@ from those calls. The Spark side of each directive is in `spark_apply.py`, keyed
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lineage_assets.recipes.expressions import ExpressionError, columns_read
@@ -29,6 +29,7 @@ class Param:
 
 
 Binder = Callable[["Directive", str, Sequence[Word], int], dict[str, Any]]
+Check = Callable[[dict[str, Any], "Directive", int, str], None]
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class Directive:
     params: tuple[Param, ...]
     effect: Callable[["SchemaWalk", Step], None]
     aliases: tuple[str, ...] = ()
-    binder: Binder | None = None
-    preset: Mapping[str, Any] = field(default_factory=dict)  # arguments an alias implies
+    binder: Binder | None = None  # a syntax of its own (filter-rows-on, filter-row, send-to-error)
+    check: Check | None = None  # checks (and normalises) the arguments once bound
 
 
 # Hash algorithms Spark computes natively (Wrangler's names).
@@ -125,19 +126,18 @@ def _expression(text: str, directive: Directive, line: int, full: str) -> str:
     return text
 
 
-def _rest(body: str, words: Sequence[Word]) -> tuple[str, bool]:
-    """The rest of the line from `words[0]`, and whether it was one quoted text or block."""
+def _rest(body: str, words: Sequence[Word]) -> str:
+    """The rest of the line from `words[0]` (the value of one quoted text or block)."""
     if len(words) == 1 and (words[0].quoted or words[0].block):
-        return words[0].value, True
-    return body[words[0].start:].strip(), False
+        return words[0].value
+    return body[words[0].start:].strip()
 
 
 def bind_arguments(directive: Directive, body: str, words: Sequence[Word], *, line: int
                    ) -> dict[str, Any]:
     if directive.binder is not None:
-        args = directive.binder(directive, body, words, line)
-        return {**directive.preset, **args}
-    args: dict[str, Any] = dict(directive.preset)
+        return directive.binder(directive, body, words, line)
+    args: dict[str, Any] = {}
     i = 0
     for index, param in enumerate(directive.params):
         last = index == len(directive.params) - 1
@@ -180,7 +180,7 @@ def bind_arguments(directive: Directive, body: str, words: Sequence[Word], *, li
             args[param.name] = value
             i += 1
         elif param.kind in ("expr", "rest"):
-            value, _ = _rest(body, words[i:])
+            value = _rest(body, words[i:])
             if param.kind == "expr":
                 value = _expression(value, directive, line, body)
             elif value == "":
@@ -194,6 +194,8 @@ def bind_arguments(directive: Directive, body: str, words: Sequence[Word], *, li
         extra = " ".join(w.raw for w in words[i:])
         raise RecipeError(f"{directive.name}: unexpected `{extra}` ({directive.usage})",
                           line=line, text=body)
+    if directive.check is not None:
+        directive.check(args, directive, line, body)
     return args
 
 
@@ -207,7 +209,7 @@ def _bind_filter_rows_on(directive: Directive, body: str, words: Sequence[Word],
     if kind in ("condition-true", "condition-false"):
         if not rest:
             raise RecipeError(f"filter-rows-on {kind}: missing <condition>", line=line, text=body)
-        value, _ = _rest(body, rest)
+        value = _rest(body, rest)
         return {"kind": kind, "condition": _expression(value, directive, line, body)}
     if kind in ("regex-match", "regex-not-match"):
         if len(rest) != 2:
@@ -240,7 +242,7 @@ def _bind_filter_row(directive: Directive, body: str, words: Sequence[Word], lin
             remove_when = words[1].raw.lower() == "true"
         condition = words[0].value
     else:
-        condition, _ = _rest(body, words)
+        condition = _rest(body, words)
     return {"condition": _expression(condition, directive, line, body),
             "remove_when": remove_when}
 
@@ -260,7 +262,7 @@ def _bind_send_to_error(directive: Directive, body: str, words: Sequence[Word], 
         message = words[2].value if len(words) > 2 else None
         condition = words[0].value
     else:
-        condition, _ = _rest(body, words)
+        condition = _rest(body, words)
     return {"condition": _expression(condition, directive, line, body), "metric": metric,
             "message": message}
 
@@ -283,19 +285,7 @@ def regex_groups(pattern: str) -> int:
     return re.compile(_python_regex(pattern)).groups
 
 
-def _bind_with_checks(check: Callable[[dict[str, Any], Directive, int, str], None]) -> Binder:
-    def binder(directive: Directive, body: str, words: Sequence[Word], line: int
-               ) -> dict[str, Any]:
-        args = bind_arguments(
-            Directive(directive.name, directive.usage, directive.params, directive.effect),
-            body, words, line=line)
-        check(args, directive, line, body)
-        return args
-
-    return binder
-
-
-def _check_regex(name: str) -> Callable[[dict[str, Any], Directive, int, str], None]:
+def _check_regex(name: str) -> Check:
     def check(args: dict[str, Any], directive: Directive, line: int, body: str) -> None:
         _regex(args[name], directive, line, body)
 
@@ -519,20 +509,20 @@ _REGISTRY: tuple[Directive, ...] = (
     Directive("set-type", "set-type <column> <type> [<scale>] [<rounding-mode>]",
               (_COL, _p("type", "text"), _p("scale", "int", True), _p("rounding", "text", True,
                                                                        "HALF_EVEN")),
-              _modify, binder=_bind_with_checks(_check_set_type)),
+              _modify, check=_check_set_type),
     Directive("parse-as-csv", "parse-as-csv <column> <delimiter> [<header=true|false>]",
               (_COL, _p("delimiter", "text"), _p("header", "bool", True, False)), _parse_as_csv,
-              binder=_bind_with_checks(_check_csv)),
+              check=_check_csv),
     Directive("parse-as-json", "parse-as-json <column> [<depth>]",
               (_COL, _p("depth", "int", True, 1)), _parse_as_json,
-              binder=_bind_with_checks(_check_depth)),
+              check=_check_depth),
     Directive("split-to-columns", "split-to-columns <column> <regex>",
               (_COL, _p("regex", "rest")), _split_to_columns,
-              binder=_bind_with_checks(_check_regex("regex"))),
+              check=_check_regex("regex")),
     Directive("split-email", "split-email <column>", (_COL,), _split_email),
     Directive("extract-regex-groups", "extract-regex-groups <column> <regex-with-groups>",
               (_COL, _p("regex", "rest")), _extract_regex_groups,
-              binder=_bind_with_checks(_check_regex("regex"))),
+              check=_check_regex("regex")),
     Directive("lowercase", "lowercase <column>", (_COL,), _modify),
     Directive("uppercase", "uppercase <column>", (_COL,), _modify),
     Directive("titlecase", "titlecase <column>", (_COL,), _modify),
@@ -546,14 +536,14 @@ _REGISTRY: tuple[Directive, ...] = (
               _filter(_condition_columns), binder=_bind_filter_row,
               aliases=("filter-row-if-true",)),
     Directive("columns-replace", "columns-replace <sed-expression>", (_p("sed", "text"),),
-              _columns_replace, binder=_bind_with_checks(_check_columns_replace)),
+              _columns_replace, check=_check_columns_replace),
     Directive("change-column-case", "change-column-case lower|upper",
               (_p("case", "choice", True, "lower", ("lower", "upper")),), _change_column_case),
     Directive("cleanse-column-names", "cleanse-column-names", (), _cleanse),
     Directive("generate-uuid", "generate-uuid <column>", (_COL,), _generate_uuid),
     Directive("hash", "hash <column> <algorithm> [<encode>]",
               (_COL, _p("algorithm", "text"), _p("encode", "bool", True, True)), _mask,
-              binder=_bind_with_checks(_check_hash)),
+              check=_check_hash),
     Directive("mask-number", "mask-number <column> <pattern>", (_COL, _p("pattern", "text")),
               _mask),
     Directive("send-to-error", "send-to-error <condition> [<metric>] [<message>]", (),

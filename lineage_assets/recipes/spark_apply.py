@@ -21,6 +21,7 @@ from lineage_assets.recipes.directives import (
     DIRECTIVES,
     HASH_ALGORITHMS,
     cleanse_name,
+    regex_groups,
     replace_name,
     sed_expression,
 )
@@ -56,10 +57,6 @@ def _project(df: DataFrame, step: Step, projection: Projection) -> DataFrame:
                 f" and `{seen[key]}`" if seen[key] != name else "") + why)
         seen[key] = name
     return df.select(*[column.alias(name) for name, column in projection])
-
-
-def _same(df: DataFrame) -> Projection:
-    return [(name, col(name)) for name in df.columns]
 
 
 def _put(df: DataFrame, step: Step, name: str, value: Column) -> DataFrame:
@@ -121,12 +118,8 @@ def _swap(df: DataFrame, s: Step) -> DataFrame:
     return _rename_map(df, s, {first: second, second: first})
 
 
-def _expr(df: DataFrame, s: Step, text: str) -> Column:
-    return F.expr(text)
-
-
 def _set_column(df: DataFrame, s: Step) -> DataFrame:
-    return _put(df, s, s.args["column"], _expr(df, s, s.args["expression"]))
+    return _put(df, s, s.args["column"], F.expr(s.args["expression"]))
 
 
 def _set_headers(df: DataFrame, s: Step) -> DataFrame:
@@ -156,19 +149,13 @@ def _set_type(df: DataFrame, s: Step) -> DataFrame:
     return _put(df, s, name, rounded.try_cast(f"decimal(38,{scale})"))
 
 
-def _first_value(df: DataFrame, name: str) -> str | None:
-    """The column's value on the DataFrame's first row (the order it was read in)."""
-    row = df.select(_text(name).alias("v")).limit(1).collect()
-    return row[0]["v"] if row else None
-
-
 def _quoted_split(delimiter: str) -> str:
     """A Java regex matching the delimiter outside double-quoted fields."""
     escaped = "".join("\\" + ch if not ch.isalnum() else ch for ch in delimiter)
     return escaped + '(?=(?:[^"]*"[^"]*")*[^"]*$)'
 
 
-def _csv_fields(df: DataFrame, s: Step, name: str, count: int, delimiter: str) -> Column:
+def _csv_fields(name: str, count: int, delimiter: str) -> Column:
     schema = ", ".join(f"`f{i}` STRING" for i in range(1, count + 1))
     return F.from_csv(_text(name), schema, {"sep": delimiter, "mode": "PERMISSIVE"})
 
@@ -191,14 +178,14 @@ def _parse_as_csv(df: DataFrame, s: Step) -> DataFrame:
             if header == "":
                 raise s.error(f"header field {i + 1} of `{name}` is empty")
         body = numbered.filter(col(rid) != F.lit(first[0][rid])).drop(rid)
-        parsed = _csv_fields(body, s, name, len(headers), delimiter)
+        parsed = _csv_fields(name, len(headers), delimiter)
         return _add_many(body, s, [(h, parsed[f"f{i + 1}"]) for i, h in enumerate(headers)])
     pattern = _quoted_split(delimiter)
     count = df.select(F.max(F.size(F.split(_text(name), pattern, -1))).alias("n")).collect()[0]["n"]
     count = max(int(count or 0), 0)
     if count == 0:
         return df
-    parsed = _csv_fields(df, s, name, count, delimiter)
+    parsed = _csv_fields(name, count, delimiter)
     return _add_many(df, s, [(f"{name}_{i}", parsed[f"f{i}"]) for i in range(1, count + 1)])
 
 
@@ -250,8 +237,6 @@ def _split_email(df: DataFrame, s: Step) -> DataFrame:
 
 
 def _extract_regex_groups(df: DataFrame, s: Step) -> DataFrame:
-    from lineage_assets.recipes.directives import regex_groups
-
     name, regex = s.args["column"], s.args["regex"]
     _require(df, s, name)
     groups = regex_groups(regex)
@@ -293,9 +278,9 @@ def _full_match(value: Column, regex: str) -> Column:
 def _filter_rows_on(df: DataFrame, s: Step) -> DataFrame:
     kind = s.args["kind"]
     if kind == "condition-true":
-        return df.filter(~_true(_expr(df, s, s.args["condition"])))
+        return df.filter(~_true(F.expr(s.args["condition"])))
     if kind == "condition-false":
-        return df.filter(_true(_expr(df, s, s.args["condition"])))
+        return df.filter(_true(F.expr(s.args["condition"])))
     if kind in ("regex-match", "regex-not-match"):
         _require(df, s, s.args["column"])
         matched = _true(_full_match(_text(s.args["column"]), s.args["regex"]))
@@ -310,12 +295,12 @@ def _filter_rows_on(df: DataFrame, s: Step) -> DataFrame:
 
 
 def _filter_row(df: DataFrame, s: Step) -> DataFrame:
-    condition = _true(_expr(df, s, s.args["condition"]))
+    condition = _true(F.expr(s.args["condition"]))
     return df.filter(~condition if s.args["remove_when"] else condition)
 
 
 def _send_to_error(df: DataFrame, s: Step) -> DataFrame:
-    return df.filter(~_true(_expr(df, s, s.args["condition"])))
+    return df.filter(~_true(F.expr(s.args["condition"])))
 
 
 def _columns_replace(df: DataFrame, s: Step) -> DataFrame:

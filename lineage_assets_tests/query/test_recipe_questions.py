@@ -23,22 +23,12 @@ SCHEDULE_SECONDS = 8  # after test_recipe_runs (45) has built the shared recipe_
 ALL = ("2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z")
 
 
-@pytest.fixture(scope="module")
-def warehouse(recipe_stream):
-    return recipe_stream.warehouse
-
-
-@pytest.fixture(scope="module")
-def query(recipe_query):
-    return recipe_query
-
-
 def _steps(directives) -> list[tuple]:
     return [(d.step, d.label, d.column) for d in directives]
 
 
-def test_column_directives_follow_renames_back_run_by_run(query):
-    answer = query.column_directives(LAKE, "crm.clean", "contact", *ALL)
+def test_column_directives_follow_renames_back_run_by_run(recipe_query):
+    answer = recipe_query.column_directives(LAKE, "crm.clean", "contact", *ALL)
     assert [r.runId for r in answer.runs] == [run_uuid("r1"), run_uuid("r4")]
     first, second = answer.runs
     assert first.recipe and first.job.name == "prep" and first.state == "COMPLETE"
@@ -48,25 +38,25 @@ def test_column_directives_follow_renames_back_run_by_run(query):
     assert first.directives[1].directive == "hash :contact SHA-256" and first.directives[1].line == 4
 
 
-def test_column_directives_window_selects_runs_by_end_time(query):
-    answer = query.column_directives(LAKE, "crm.clean", "name", "2026-11-22T00:00:00Z", "2026-11-23T00:00:00Z")
+def test_column_directives_window_selects_runs_by_end_time(recipe_query):
+    answer = recipe_query.column_directives(LAKE, "crm.clean", "name", "2026-11-22T00:00:00Z", "2026-11-23T00:00:00Z")
     assert [r.runId for r in answer.runs] == [run_uuid("r4")]
     # the name was trimmed, lowercased, and read by the set-column of label
     assert _steps(answer.runs[0].directives) == [(2, "Modify", "name"), (3, "Modify", "name"), (5, "Read", "name")]
 
 
-def test_column_directives_of_a_run_without_recipe(query):
-    answer = query.column_directives(LAKE, "crm.report", "contact_hash", *ALL)
+def test_column_directives_of_a_run_without_recipe(recipe_query):
+    answer = recipe_query.column_directives(LAKE, "crm.report", "contact_hash", *ALL)
     assert [(r.runId, r.recipe, r.directives) for r in answer.runs] == [(run_uuid("r5"), False, [])]
 
 
-def test_column_directives_unknown_dataset_is_not_found(query):
+def test_column_directives_unknown_dataset_is_not_found(recipe_query):
     with pytest.raises(NodeNotFound):
-        query.column_directives(LAKE, "crm.nothing", "x", *ALL)
+        recipe_query.column_directives(LAKE, "crm.nothing", "x", *ALL)
 
 
-def test_column_history_goes_back_through_jobs_datasets_and_directives(query):
-    trace = query.column_history(field_node(LAKE, "crm.report", "contact_hash"))
+def test_column_history_goes_back_through_jobs_datasets_and_directives(recipe_query):
+    trace = recipe_query.column_history(field_node(LAKE, "crm.report", "contact_hash"))
     assert trace.direction == "backward" and trace.root.field == "contact_hash"
     report, = trace.root.steps
     assert report.job.name == "report" and report.directives == [] and report.subtype == "IDENTITY"
@@ -82,8 +72,8 @@ def test_column_history_goes_back_through_jobs_datasets_and_directives(query):
     assert all(s.node.steps == [] for s in clean.steps)  # crm.customers has no writer
 
 
-def test_column_history_of_a_column_made_from_two(query):
-    trace = query.column_history(field_node(LAKE, "crm.clean", "label"))
+def test_column_history_of_a_column_made_from_two(recipe_query):
+    trace = recipe_query.column_history(field_node(LAKE, "crm.clean", "label"))
     by_input = {s.node.field: _steps(s.directives) for s in trace.root.steps if s.type == "DIRECT"}
     assert by_input == {
         "id": [(5, "Add", "label")],
@@ -91,8 +81,8 @@ def test_column_history_of_a_column_made_from_two(query):
     }
 
 
-def test_column_impact_goes_forward(query):
-    trace = query.column_impact(field_node(PG, "crm.customers", "email"))
+def test_column_impact_goes_forward(recipe_query):
+    trace = recipe_query.column_impact(field_node(PG, "crm.customers", "email"))
     assert trace.direction == "forward"
     step, = [s for s in trace.root.steps if s.job.name == "prep"]
     assert (step.node.name, step.node.field) == ("crm.clean", "contact")
@@ -100,43 +90,43 @@ def test_column_impact_goes_forward(query):
     onward, = step.node.steps
     assert (onward.job.name, onward.node.name, onward.node.field) == ("report", "crm.report", "contact_hash")
     # a filter column impacts every field of what the recipe wrote
-    country = query.column_impact(field_node(PG, "crm.customers", "country"))
+    country = recipe_query.column_impact(field_node(PG, "crm.customers", "country"))
     assert {(s.node.name, s.node.field, s.subtype) for s in country.root.steps if s.job.name == "prep"} == {
         ("crm.clean", "*", "FILTER")}
 
 
-def test_depth_limits_the_trace(query):
-    trace = query.column_history(field_node(LAKE, "crm.report", "contact_hash"), depth=1)
+def test_depth_limits_the_trace(recipe_query):
+    trace = recipe_query.column_history(field_node(LAKE, "crm.report", "contact_hash"), depth=1)
     clean = trace.root.steps[0].node
     assert clean.truncated and clean.steps == []
     with pytest.raises(ValueError):
-        query.column_history(field_node(LAKE, "crm.report", "contact_hash"), depth=-1)
+        recipe_query.column_history(field_node(LAKE, "crm.report", "contact_hash"), depth=-1)
     with pytest.raises(ValueError, match="takes a field"):
-        query.column_history(f"dataset:{LAKE}:crm.report")
+        recipe_query.column_history(f"dataset:{LAKE}:crm.report")
 
 
-def test_section_8_field_operations_name_the_directives(query):
-    answer = query.field_operations(LAKE, "crm.clean", "contact", "2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z")
+def test_section_8_field_operations_name_the_directives(recipe_query):
+    answer = recipe_query.field_operations(LAKE, "crm.clean", "contact", "2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z")
     direct = [o for o in answer.operations if o.type == "DIRECT"]
     assert len(direct) == 1 and direct[0].masking
     assert [(d.step, d.directive) for d in direct[0].directives] == [(1, "rename :email :contact"), (3, "hash :contact SHA-256")]
 
 
-def test_resource_and_cli_give_the_helpers_answers(query, warehouse, capsys):
-    resource = LineageQueryResource(warehouse=warehouse)
+def test_resource_and_cli_give_the_helpers_answers(recipe_query, recipe_warehouse, capsys):
+    resource = LineageQueryResource(warehouse=recipe_warehouse)
     node = field_node(LAKE, "crm.report", "contact_hash")
-    assert resource.column_history(node) == query.column_history(node)
-    assert resource.column_directives(LAKE, "crm.clean", "contact", *ALL) == query.column_directives(LAKE, "crm.clean", "contact", *ALL)
-    assert main(["query", "column-history", node, "--warehouse", warehouse]) == 0
-    assert json.loads(capsys.readouterr().out) == jsonable(query.column_history(node))
-    assert main(["query", "column-impact", field_node(PG, "crm.customers", "email"), "--tree", "--warehouse", warehouse]) == 0
+    assert resource.column_history(node) == recipe_query.column_history(node)
+    assert resource.column_directives(LAKE, "crm.clean", "contact", *ALL) == recipe_query.column_directives(LAKE, "crm.clean", "contact", *ALL)
+    assert main(["query", "column-history", node, "--warehouse", recipe_warehouse]) == 0
+    assert json.loads(capsys.readouterr().out) == jsonable(recipe_query.column_history(node))
+    assert main(["query", "column-impact", field_node(PG, "crm.customers", "email"), "--tree", "--warehouse", recipe_warehouse]) == 0
     tree = capsys.readouterr().out
     assert "-> job lake/prep" not in tree and "-> job ns/prep" in tree
     assert "step 4 (line 5) Modify contact: hash :contact SHA-256" in tree
     assert main(["query", "column-directives", LAKE, "crm.clean", "contact", "--start", ALL[0], "--end", ALL[1],
-                 "--table", "--warehouse", warehouse]) == 0
+                 "--table", "--warehouse", recipe_warehouse]) == 0
     assert "step 1 (line 2) Rename contact: rename :email :contact" in capsys.readouterr().out
-    assert main(["query", "column-directives", LAKE, "crm.nothing", "x", "--warehouse", warehouse]) == 3
+    assert main(["query", "column-directives", LAKE, "crm.nothing", "x", "--warehouse", recipe_warehouse]) == 3
 
 
 # ---- the walks over field_operations rows, without Spark
@@ -171,7 +161,7 @@ def test_a_position_only_the_data_knows_stops_with_its_note():
     assert _steps(directives) == [(1, "Rename", "A")] and notes == ["set-headers names position 1"]
 
 
-def test_read_routes_answer_what_the_helper_answers(query, warehouse, tmp_path):
+def test_read_routes_answer_what_the_helper_answers(recipe_query, recipe_warehouse, tmp_path):
     from urllib.parse import quote
 
     import requests
@@ -183,14 +173,14 @@ def test_read_routes_answer_what_the_helper_answers(query, warehouse, tmp_path):
 
     history, impact = field_node(LAKE, "crm.report", "contact_hash"), field_node(PG, "crm.customers", "email")
     asks = [
-        ("/api/v1/column-history", {"nodeId": history}, query.column_history(history)),
-        ("/api/v1/column-impact", {"nodeId": impact, "depth": 1}, query.column_impact(impact, depth=1)),
+        ("/api/v1/column-history", {"nodeId": history}, recipe_query.column_history(history)),
+        ("/api/v1/column-impact", {"nodeId": impact, "depth": 1}, recipe_query.column_impact(impact, depth=1)),
         (dataset_path(LAKE, "crm.clean", "fields", "contact", "directives"), {"start": ALL[0], "end": ALL[1]},
-         query.column_directives(LAKE, "crm.clean", "contact", *ALL)),
-        (dataset_path(PG, "crm.customers", "tags"), {}, query.dataset_tags(PG, "crm.customers")),
-        ("/api/v1/tagged-fields", {"key": "pii", "propagate": "true"}, query.tagged_fields("pii", propagate=True)),
+         recipe_query.column_directives(LAKE, "crm.clean", "contact", *ALL)),
+        (dataset_path(PG, "crm.customers", "tags"), {}, recipe_query.dataset_tags(PG, "crm.customers")),
+        ("/api/v1/tagged-fields", {"key": "pii", "propagate": "true"}, recipe_query.tagged_fields("pii", propagate=True)),
     ]
-    with serving(str(tmp_path / "drops"), warehouse=warehouse) as (base, _app):
+    with serving(str(tmp_path / "drops"), warehouse=recipe_warehouse) as (base, _app):
         for path, params, expected in asks:
             response = requests.get(base + path, params=params, timeout=30)
             assert response.status_code == 200, (path, response.text)

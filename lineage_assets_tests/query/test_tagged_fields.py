@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from lineage_assets.cli import main
 from lineage_assets.query.node_ids import field_node
@@ -13,16 +12,6 @@ from lineage_assets.query.render import jsonable
 from lineage_assets_tests.recipe_stream import LAKE, PG
 
 SCHEDULE_SECONDS = 6  # see test_recipe_questions
-
-
-@pytest.fixture(scope="module")
-def warehouse(recipe_stream):
-    return recipe_stream.warehouse
-
-
-@pytest.fixture(scope="module")
-def query(recipe_query):
-    return recipe_query
 
 
 def test_field_tags_keep_every_facet_with_its_version(recipe_stream):
@@ -44,22 +33,22 @@ def test_field_tags_keep_every_facet_with_its_version(recipe_stream):
     assert all(r["run_id"] for r in recipe_stream_folded.field_tags if r["name"] == "crm.report")
 
 
-def test_a_datasets_tags_are_its_newest_facets(query):
-    tags = query.dataset_tags(PG, "crm.customers")
+def test_a_datasets_tags_are_its_newest_facets(recipe_query):
+    tags = recipe_query.dataset_tags(PG, "crm.customers")
     assert [(t.field, t.key, t.value) for t in tags.tags] == [("email", "pii", "true"), ("name", "pii", "true")]
     assert tags.asOf.startswith("2026-11-20T11:00")
-    assert [(t.field, t.key) for t in query.dataset_tags(LAKE, "crm.report").tags] == [(None, "owner"), ("who", "sensitivity")]
+    assert [(t.field, t.key) for t in recipe_query.dataset_tags(LAKE, "crm.report").tags] == [(None, "owner"), ("who", "sensitivity")]
 
 
-def test_tagged_fields_directly(query):
-    answer = query.tagged_fields("pii")
+def test_tagged_fields_directly(recipe_query):
+    answer = recipe_query.tagged_fields("pii")
     assert [(t.name, t.field, t.direct) for t in answer.root] == [("crm.customers", "email", True), ("crm.customers", "name", True)]
-    assert query.tagged_fields("pii", value="false").root == []
-    assert query.tagged_fields("note").root == []  # removed by the newest facet
+    assert recipe_query.tagged_fields("pii", value="false").root == []
+    assert recipe_query.tagged_fields("note").root == []  # removed by the newest facet
 
 
-def test_tags_propagate_along_direct_edges_and_stop_at_masking(query):
-    answer = {(t.name, t.field): t for t in query.tagged_fields("pii", propagate=True).root}
+def test_tags_propagate_along_direct_edges_and_stop_at_masking(recipe_query):
+    answer = {(t.name, t.field): t for t in recipe_query.tagged_fields("pii", propagate=True).root}
     # email -> contact is a hash (masking): the tag stops there, so contact_hash is not reached either
     assert ("crm.clean", "contact") not in answer and ("crm.report", "contact_hash") not in answer
     assert set(answer) == {("crm.customers", "email"), ("crm.customers", "name"), ("crm.clean", "name"),
@@ -72,24 +61,24 @@ def test_tags_propagate_along_direct_edges_and_stop_at_masking(query):
     assert all(h.subtype != "FILTER" for t in answer.values() for h in t.path)
 
 
-def test_cli_lists_what_the_helper_answers(query, warehouse, capsys):
-    assert main(["tag", "list", "pii", "--propagate", "--warehouse", warehouse]) == 0
-    assert json.loads(capsys.readouterr().out) == jsonable(query.tagged_fields("pii", propagate=True))
-    assert main(["tag", "list", "pii", "--table", "--warehouse", warehouse]) == 0
+def test_cli_lists_what_the_helper_answers(recipe_query, recipe_warehouse, capsys):
+    assert main(["tag", "list", "pii", "--propagate", "--warehouse", recipe_warehouse]) == 0
+    assert json.loads(capsys.readouterr().out) == jsonable(recipe_query.tagged_fields("pii", propagate=True))
+    assert main(["tag", "list", "pii", "--table", "--warehouse", recipe_warehouse]) == 0
     assert f"{field_node(PG, 'crm.customers', 'email')}\tpii=true\tdirect" in capsys.readouterr().out
 
 
-def test_cli_tag_set_reads_the_warehouses_tags_and_drops_the_whole_set(warehouse, tmp_path, capsys):
+def test_cli_tag_set_reads_the_warehouses_tags_and_drops_the_whole_set(recipe_warehouse, tmp_path, capsys):
     drop = tmp_path / "drops"
     node = field_node(PG, "crm.customers", "id")
-    assert main(["tag", "set", node, "pii=false", "--warehouse", warehouse, "--drop-dir", str(drop)]) == 0
+    assert main(["tag", "set", node, "pii=false", "--warehouse", recipe_warehouse, "--drop-dir", str(drop)]) == 0
     event = json.loads((drop / "tags" / "tags.ndjson").read_text().splitlines()[-1])
     assert (event["dataset"]["namespace"], event["dataset"]["name"]) == (PG, "crm.customers")
     stated = {(t["field"], t["key"], t["value"]) for t in event["dataset"]["facets"]["tags"]["tags"]}
     assert stated == {("email", "pii", "true"), ("name", "pii", "true"), ("id", "pii", "false")}
-    assert main(["tag", "remove", node, "pii", "--warehouse", warehouse, "--drop-dir", str(drop)]) == 0
+    assert main(["tag", "remove", node, "pii", "--warehouse", recipe_warehouse, "--drop-dir", str(drop)]) == 0
     event = json.loads((drop / "tags" / "tags.ndjson").read_text().splitlines()[-1])
     assert {t["field"] for t in event["dataset"]["facets"]["tags"]["tags"]} == {"email", "name"}
     capsys.readouterr()
-    assert main(["tag", "remove", node, "pii", "--warehouse", warehouse, "--drop-dir", str(drop)]) == 2  # gone already
+    assert main(["tag", "remove", node, "pii", "--warehouse", recipe_warehouse, "--drop-dir", str(drop)]) == 2  # gone already
     assert "has no tag 'pii'" in capsys.readouterr().err
