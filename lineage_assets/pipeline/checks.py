@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 import duckdb
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType
 
 from lineage_assets.identity.resolver import Identity
 from lineage_assets.lineage.checkpoint import checkpoint
+from lineage_assets.lineage.fold import io_names
 from lineage_assets.warehouse.schemas import NAME_PAIR
 from lineage_assets.query.node_ids import dataset_node_sql, job_node_sql
 from lineage_assets.warehouse import commits
@@ -99,39 +99,69 @@ class Sample:
         return (F.abs(F.xxhash64(namespace, name)) % 10000) < int(rate * 10000)
 
 
-def _family_udfs(identity: Identity):
-    """UDFs: an array of datasets (namespaces, names) -> their families; one dataset -> its family."""
-    def many(namespaces, names):
-        return sorted({identity.family(ns, name) for ns, name in zip(namespaces or [], names or [])})
+def _family_udf(identity: Identity):
+    """An Arrow UDF: one dataset (namespace, name) -> its family (`Identity.family`)."""
 
-    def one(namespace, name):
+    @F.udf(returnType=NAME_PAIR, useArrow=True)
+    def family(namespace, name):
         return identity.family(namespace, name) if namespace is not None and name is not None else None
 
-    return F.udf(many, ArrayType(NAME_PAIR)), F.udf(one, NAME_PAIR)
+    return family
+
+
+def _with_family(df: DataFrame, namespace: str, name: str, identity: Identity) -> DataFrame:
+    """`df` with `_family_namespace`, `_family_name`: the family of its dataset (null for none).
+    The family is computed once per distinct name (few), not per row: `df` is read twice, so it
+    should be a computed intermediate, not a plan."""
+    family = _family_udf(identity)
+    names = df.select(F.col(namespace).alias("_n"), F.col(name).alias("_m")).filter("_n is not null and _m is not null").distinct()
+    families = names.select("_n", "_m", family("_n", "_m").alias("_f")).select(
+        "_n", "_m", F.col("_f.namespace").alias("_family_namespace"), F.col("_f.name").alias("_family_name"),
+    )
+    joined = df.join(families, (F.col(namespace).eqNullSafe(F.col("_n"))) & (F.col(name).eqNullSafe(F.col("_m"))), "left")
+    return joined.drop("_n", "_m")
 
 
 def sample_inputs(events: DataFrame, carried: DataFrame, rate: float, identity: Identity) -> tuple[Sample, DataFrame, DataFrame]:
-    """(the sample, the events to recompute it from, the carried open events to recompute it from)."""
+    """(the sample, the events to recompute it from, the carried open events to recompute it from).
+
+    The events' dataset names (not their facets) are read once, one row per run event and
+    dataset (`explode_outer`: a run event naming none keeps its run), and their families are
+    computed once per distinct name; everything else is joins of that small table."""
     if rate >= 1:
         return Sample(rate), events, carried
-    families, family = _family_udfs(identity)
-    names = ["run_id", "job_namespace", "job_name", *[families(f"{side}.namespace", f"{side}.name").alias(side) for side in ("inputs", "outputs")]]
-    run_events = events.filter("event_kind = 'RUN'").select(*names).unionByName(carried.select(*names))  # not the facets
+    run_cols = ["run_id", "job_namespace", "job_name"]
+
+    def sides(df: DataFrame) -> DataFrame:
+        def tag(side: str, out: bool) -> Column:  # (a lambda of two arguments would get the index)
+            return F.transform(io_names(side), lambda d: F.struct(F.lit(out).alias("out"), d["namespace"].alias("namespace"), d["name"].alias("name")))
+
+        tagged = [tag("inputs", False), tag("outputs", True)]
+        return df.select(*run_cols, F.explode_outer(F.concat(*[F.coalesce(a, F.array()) for a in tagged])).alias("d")).select(
+            *run_cols, "d.out", "d.namespace", "d.name")
+
+    named = sides(events.filter("event_kind = 'RUN'")).unionByName(sides(carried)).transform(checkpoint)
+    io = _with_family(named, "namespace", "name", identity).transform(checkpoint)
+    family = ["_family_namespace", "_family_name"]
     sampled = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), rate)
-    runs = run_events.filter(sampled).select("run_id").distinct()
-    touched = run_events.join(runs, "run_id", "left_semi")
-    datasets = touched.select(F.explode(F.concat("inputs", "outputs")).alias("d")).select("d.namespace", "d.name").distinct().transform(checkpoint)
-    writers = run_events.select("run_id", F.explode("outputs").alias("o")).select(
-        "run_id", F.col("o.namespace").alias("namespace"), F.col("o.name").alias("name")
-    ).join(datasets, ["namespace", "name"], "left_semi").select("run_id")
+    runs = io.filter(sampled).select("run_id").distinct().transform(checkpoint)
+    datasets = (
+        io.join(runs, "run_id", "left_semi").filter("_family_name is not null")
+        .select(F.col("_family_namespace").alias("namespace"), F.col("_family_name").alias("name")).distinct().transform(checkpoint)
+    )
+    families = datasets.select(*[F.col(c).alias(f) for c, f in zip(("namespace", "name"), family)])
+    writers = io.filter("out").join(families, family, "left_semi").select("run_id")
     needed = runs.unionByName(writers).distinct().transform(checkpoint)
+    dataset_events = events.filter("event_kind = 'DATASET'")
     keep = (  # kept once on local disk: the recomputed fold reads its events several times
         events.filter("event_kind = 'RUN'").join(needed, "run_id", "left_semi")
         .unionByName(events.filter("event_kind = 'JOB'").filter(sampled))
-        .unionByName(events.filter("event_kind = 'DATASET'").withColumn("_f", family("dataset_namespace", "dataset_name")).join(
-            datasets.select(F.struct("namespace", "name").alias("_f")), "_f", "left_semi").drop("_f"))
+        .unionByName(
+            _with_family(dataset_events.transform(checkpoint), "dataset_namespace", "dataset_name", identity)
+            .join(families, family, "left_semi").drop(*family)
+        )
     ).transform(checkpoint)
-    sample = Sample(rate, runs.transform(checkpoint), datasets, identity)
+    sample = Sample(rate, runs, datasets, identity)
     return sample, keep, carried.join(needed, "run_id", "left_semi").transform(checkpoint)
 
 
@@ -180,7 +210,7 @@ def _mark_by(df: DataFrame, keys: DataFrame, columns: list[str], sample: Sample)
 
 def _mark_by_family(df: DataFrame, sample: Sample) -> DataFrame:
     """SAMPLED: whether the row's dataset (namespace, name) is of a family the sample touches."""
-    _many, family = _family_udfs(sample.identity)
+    family = _family_udf(sample.identity)  # row by row: `df` may be a plan, read once
     keyed = df.withColumn("_family", family("namespace", "name")).select(
         "*", F.col("_family.namespace").alias("_family_namespace"), F.col("_family.name").alias("_family_name")
     ).drop("_family")

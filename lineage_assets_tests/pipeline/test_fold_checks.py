@@ -10,6 +10,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from lineage_assets import LineageQuery
+from lineage_assets.demo import platform
 from lineage_assets.lineage import current as current_module
 from lineage_assets.lineage import fold as fold_module
 from lineage_assets.pipeline.fold import DETERMINISM, run_fold
@@ -21,29 +22,48 @@ from lineage_assets_tests.support import chain_events, commit_events, run_event
 SCHEDULE_SECONDS = 240  # measured (--durations); conftest runs long files first
 
 
-def test_the_determinism_check_fails_on_a_non_deterministic_step_whole_or_sampled(spark, tmp_path, monkeypatch):
+def test_the_determinism_check_fails_on_a_non_deterministic_step(spark, tmp_path, monkeypatch):
     """A step that is not deterministic (a random dataset version id where a content uuid
-    belongs) fails the check when everything is recomputed and when a sample of jobs is; then
-    nothing is committed. Without it the sampled check passes and compares only some rows."""
+    belongs) fails the check when everything is recomputed (as it is, whatever the sample rate,
+    for a range of at most WHOLE_CHECK_EVENTS events); then nothing is committed (the sampled
+    check: the next test)."""
     root = str(tmp_path / "wh")
     events = []
-    for j in range(12):  # twelve independent two-job chains: some jobs in the sample, some not
+    for j in range(12):  # twelve independent two-job chains
         events += [run_event("2024-05-01T01:00:00Z", "COMPLETE", f"w{j}", f"writer{j}", ["src"], [f"t{j}"]),
                    run_event("2024-05-01T02:00:00Z", "COMPLETE", f"r{j}", f"reader{j}", [f"t{j}"], [f"u{j}"])]
     commit_events(spark, root, events)
     before = commits.latest(root).seq
     day = dt.date(2024, 5, 1)
+    monkeypatch.setattr(fold_module, "dataset_version_id", lambda *a: F.lit(str(uuid.uuid4())))
+    bad = run_fold(spark, root, day, day, sample_rate=0.1, log=lambda _m: None)
+    check = bad.check(DETERMINISM)
+    assert bad.sample_rate == 1.0 and check.details["compared_rows"]["runs"] == bad.rows("runs") == 24
+    assert not check.passed and any("dataset_versions" in p for p in check.problems)
+    assert bad.commit_seq is None and commits.latest(root).seq == before
+
+
+def test_the_sampled_check_follows_dataset_families_on_a_platform_stream(spark, tmp_path, monkeypatch):
+    """On the platform generator's stream (lake paths named by their metastore tables through
+    symlinks, so datasets have families of several names) a sampled check passes, compares part of
+    every history table and not all of it, and fails on a non-deterministic step."""
+    root = str(tmp_path / "wh")
+    days = commit_events(spark, root, list(platform.iter_events(400, days=2, seed=3)))
+    first, last = days[0], days[-1]
+    before = commits.latest(root).seq
     real = fold_module.dataset_version_id
     monkeypatch.setattr(fold_module, "dataset_version_id", lambda *a: F.lit(str(uuid.uuid4())))
-    for rate in (1.0, 0.5):
-        bad = run_fold(spark, root, day, day, sample_rate=rate, log=lambda _m: None)
-        check = bad.check(DETERMINISM)
-        assert not check.passed and any("dataset_versions" in p for p in check.problems), rate
-        assert bad.commit_seq is None and commits.latest(root).seq == before
+    bad = run_fold(spark, root, first, last, sample_rate=0.3, log=lambda _m: None, whole_check_events=0)
+    check = bad.check(DETERMINISM)
+    assert not check.passed and any("dataset_versions" in p for p in check.problems)
+    assert bad.commit_seq is None and commits.latest(root).seq == before
     monkeypatch.setattr(fold_module, "dataset_version_id", real)
-    ok = run_fold(spark, root, day, day, sample_rate=0.5, log=lambda _m: None)
-    assert ok.passed and ok.commit_seq == before + 1
-    assert 0 < ok.check(DETERMINISM).details["compared_rows"]["runs"] < 24
+    ok = run_fold(spark, root, first, last, sample_rate=0.3, log=lambda _m: None, whole_check_events=0)
+    assert ok.passed and ok.commit_seq == before + 1, [c.problems for c in ok.checks]
+    assert ok.rows("dataset_aliases") > 0  # the families are not just the names
+    compared = ok.check(DETERMINISM).details["compared_rows"]
+    for table in ("runs", "dataset_versions", "column_lineage", "dataset_fields"):
+        assert 0 < compared[table] < ok.rows(table), (table, compared[table], ok.rows(table))
 
 
 def test_a_wrong_component_id_blocks_the_snapshot_and_readers_stay_on_the_previous_one(spark, tmp_path, monkeypatch):
