@@ -129,10 +129,8 @@ def stage_drop(
         *[c.name for c in schemas.EVENT_FIELDS], "file_id",
         F.to_date("event_date").alias("event_date"), F.lit(batch_id).alias("batch_id"),
     )
-    if accepted_by_day:
-        slots = shuffle_slots(parsed)
-        if parsed.rdd.getNumPartitions() * len(accepted_by_day) > sum(day_parts(accepted_by_day, slots).values()):
-            events = spread_by_day(events, accepted_by_day, slots)
+    if accepted_by_day and not as_read(parsed, accepted_by_day):
+        events = spread_by_day(events, accepted_by_day, shuffle_slots(parsed))
     duplicate_events = (
         accepted.join(new_events.select("event_id", "source_file", "source_line"), ["event_id", "source_file", "source_line"], "left_anti")
         if repeated else accepted.limit(0)
@@ -155,7 +153,17 @@ def consolidate(landed: DataFrame, rows_by_day: dict[str, int]) -> DataFrame:
     `rows_by_day` rows), each event once, spread by day (`spread_by_day`: one file for a small
     day, staged sorted by `EVENTS_ORDER`). Whether any event was staged twice is asked of the
     event_id column alone first: without duplicates (the usual case) the wide rows are not
-    shuffled by event_id at all."""
+    shuffled by event_id at all, and when reading them as they lie would make no more files than
+    spreading them (`as_read`: one or a few days), not shuffled at all."""
     repeated = landed.groupBy("event_id").count().filter("count > 1").limit(1).count() > 0
+    if not repeated and as_read(landed, rows_by_day):
+        return landed.select(*t.EVENTS.column_names)
     firsts = first_per_event(landed) if repeated else landed
     return spread_by_day(firsts.select(*t.EVENTS.column_names), rows_by_day, shuffle_slots(landed))
+
+
+def as_read(df: DataFrame, rows_by_day: dict[str, int]) -> bool:
+    """Whether writing `df`'s partitions as they are, each cut by day, makes no more files than
+    `spread_by_day` would (each partition may hold rows of every day): then the rows need no
+    shuffle. A batch or range of one day, read as a few partitions, is the usual case."""
+    return df.rdd.getNumPartitions() * len(rows_by_day) <= sum(day_parts(rows_by_day, shuffle_slots(df)).values())

@@ -132,8 +132,8 @@ def test_spread_by_day_keeps_a_small_day_in_one_partition_and_spreads_a_big_one(
 
 
 def test_a_batch_of_few_days_is_staged_as_read_and_one_of_many_days_is_spread(spark, tmp_path):
-    """Spreading by day costs a shuffle of the whole rows; it is skipped when writing the rows as
-    read makes no more files (read partitions x days <= the files `spread_by_day` would make),
+    """Spreading by day costs a shuffle of the whole rows; it is skipped (by the landing and by
+    `events`) when writing the rows as read makes no more files (read partitions x days <= the files `spread_by_day` would make),
     and the staged rows are the same either way."""
     from lineage_assets.intake.spark_intake import day_parts
 
@@ -150,5 +150,10 @@ def test_a_batch_of_few_days_is_staged_as_read_and_one_of_many_days_is_spread(sp
         assert as_read.rdd.getNumPartitions() == 3  # not shuffled
         assert spread.rdd.getNumPartitions() == 8
         assert fingerprint(as_read) == fingerprint(spread) and as_read.count() == 6
+        # `events` consolidates the landed rows the same way: as they lie for one day, spread for many
+        landed = as_read.repartition(3)
+        kept, spread_again = consolidate(landed, one_day), consolidate(landed, many_days)
+        assert kept.rdd.getNumPartitions() == 3 and spread_again.rdd.getNumPartitions() == 8
+        assert fingerprint(kept) == fingerprint(spread_again) == fingerprint(landed.select(*kept.columns))
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", slots)
