@@ -99,6 +99,14 @@ class Sample:
         return (F.abs(F.xxhash64(namespace, name)) % 10000) < int(rate * 10000)
 
 
+FAMILY = ("_family_namespace", "_family_name")  # the columns `_with_family` and `_mark_by_family` add
+
+
+def _family_columns(family: Column) -> list[Column]:
+    """A family struct (namespace, name) as the FAMILY columns."""
+    return [family["namespace"].alias(FAMILY[0]), family["name"].alias(FAMILY[1])]
+
+
 def _family_udf(identity: Identity):
     """An Arrow UDF: one dataset (namespace, name) -> its family (`Identity.family`)."""
 
@@ -110,14 +118,12 @@ def _family_udf(identity: Identity):
 
 
 def _with_family(df: DataFrame, namespace: str, name: str, identity: Identity) -> DataFrame:
-    """`df` with `_family_namespace`, `_family_name`: the family of its dataset (null for none).
-    The family is computed once per distinct name (few), not per row: `df` is read twice, so it
-    should be a computed intermediate, not a plan."""
+    """`df` with the FAMILY columns: the family of its dataset (null for none). The family is
+    computed once per distinct name (few), not per row: `df` is read twice, so it should be cheap
+    to read (a computed intermediate or a scan of files), not a plan to compute again."""
     family = _family_udf(identity)
     names = df.select(F.col(namespace).alias("_n"), F.col(name).alias("_m")).filter("_n is not null and _m is not null").distinct()
-    families = names.select("_n", "_m", family("_n", "_m").alias("_f")).select(
-        "_n", "_m", F.col("_f.namespace").alias("_family_namespace"), F.col("_f.name").alias("_family_name"),
-    )
+    families = names.select("_n", "_m", *_family_columns(family("_n", "_m")))
     joined = df.join(families, (F.col(namespace).eqNullSafe(F.col("_n"))) & (F.col(name).eqNullSafe(F.col("_m"))), "left")
     return joined.drop("_n", "_m")
 
@@ -142,23 +148,21 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float, identity: 
 
     named = sides(events.filter("event_kind = 'RUN'")).unionByName(sides(carried)).transform(checkpoint)
     io = _with_family(named, "namespace", "name", identity).transform(checkpoint)
-    family = ["_family_namespace", "_family_name"]
     sampled = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), rate)
     runs = io.filter(sampled).select("run_id").distinct().transform(checkpoint)
     datasets = (
-        io.join(runs, "run_id", "left_semi").filter("_family_name is not null")
-        .select(F.col("_family_namespace").alias("namespace"), F.col("_family_name").alias("name")).distinct().transform(checkpoint)
+        io.join(runs, "run_id", "left_semi").filter(F.col(FAMILY[1]).isNotNull())
+        .select(F.col(FAMILY[0]).alias("namespace"), F.col(FAMILY[1]).alias("name")).distinct().transform(checkpoint)
     )
-    families = datasets.select(*[F.col(c).alias(f) for c, f in zip(("namespace", "name"), family)])
-    writers = io.filter("out").join(families, family, "left_semi").select("run_id")
+    families = datasets.select(*_family_columns(F.struct("namespace", "name")))
+    writers = io.filter("out").join(families, list(FAMILY), "left_semi").select("run_id")
     needed = runs.unionByName(writers).distinct().transform(checkpoint)
-    dataset_events = events.filter("event_kind = 'DATASET'")
     keep = (  # kept once on local disk: the recomputed fold reads its events several times
         events.filter("event_kind = 'RUN'").join(needed, "run_id", "left_semi")
         .unionByName(events.filter("event_kind = 'JOB'").filter(sampled))
         .unionByName(
-            _with_family(dataset_events.transform(checkpoint), "dataset_namespace", "dataset_name", identity)
-            .join(families, family, "left_semi").drop(*family)
+            _with_family(events.filter("event_kind = 'DATASET'"), "dataset_namespace", "dataset_name", identity)  # a scan, read twice
+            .join(families, list(FAMILY), "left_semi").drop(*FAMILY)
         )
     ).transform(checkpoint)
     sample = Sample(rate, runs, datasets, identity)
@@ -211,11 +215,9 @@ def _mark_by(df: DataFrame, keys: DataFrame, columns: list[str], sample: Sample)
 def _mark_by_family(df: DataFrame, sample: Sample) -> DataFrame:
     """SAMPLED: whether the row's dataset (namespace, name) is of a family the sample touches."""
     family = _family_udf(sample.identity)  # row by row: `df` may be a plan, read once
-    keyed = df.withColumn("_family", family("namespace", "name")).select(
-        "*", F.col("_family.namespace").alias("_family_namespace"), F.col("_family.name").alias("_family_name")
-    ).drop("_family")
-    families = sample.datasets.select(F.col("namespace").alias("_family_namespace"), F.col("name").alias("_family_name"))
-    return _mark_by(keyed, families, ["_family_namespace", "_family_name"], sample).drop("_family_namespace", "_family_name")
+    keyed = df.select("*", *_family_columns(family("namespace", "name")))
+    families = sample.datasets.select(*_family_columns(F.struct("namespace", "name")))
+    return _mark_by(keyed, families, list(FAMILY), sample).drop(*FAMILY)
 
 
 def _mark_versions(df: DataFrame, sample: Sample) -> DataFrame:

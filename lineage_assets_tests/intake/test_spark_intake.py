@@ -133,8 +133,8 @@ def test_spread_by_day_keeps_a_small_day_in_one_partition_and_spreads_a_big_one(
 
 def test_a_batch_of_few_days_is_staged_as_read_and_one_of_many_days_is_spread(spark, tmp_path):
     """Spreading by day costs a shuffle of the whole rows; it is skipped (by the landing and by
-    `events`) when writing the rows as read makes no more files (read partitions x days <= the files `spread_by_day` would make),
-    and the staged rows are the same either way."""
+    `events`) when writing the rows as read makes no more files (read partitions x days <= the
+    files `spread_by_day` would make), and the staged rows are the same either way."""
     from lineage_assets.intake.spark_intake import day_parts
 
     none = spark.createDataFrame([], "event_id string")
