@@ -15,6 +15,19 @@ from lineage_assets.query.lineage_query import LineageQuery
 from lineage_assets.settings import LineageSettings, parse_start_date
 from lineage_assets.warehouse import leases
 
+# HotSpot's top tier (C2) compiles a method once it has run about 15,000 times. Spark generates and
+# loads new classes for every stage, most of which run a few thousand rows and are never used
+# again, so C2 spent 28-31 s of CPU in a warm fold of 100,000 events (of ~150 s; the executor
+# threads ~79 s) compiling code it then threw away. Ten times those thresholds keep short-lived
+# generated code at C1 while long-running code still reaches C2: 16-18 s of C2, and the fold 4-6 s
+# faster in each of three alternating runs (`benchmarks/pipeline.py` case a's warehouse, README
+# "Pipeline cost"). C1 alone (-XX:TieredStopAtLevel=1) was slower: task code ran ~50% longer.
+JIT_OPTIONS = (
+    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 "
+    "-XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000"
+)
+JVM_OPTIONS = f"-Duser.timezone=UTC {JIT_OPTIONS}"
+
 SPARK_DEFAULTS: dict[str, str] = {
     "spark.master": "local[*]",
     "spark.app.name": "lineage_assets",
@@ -32,8 +45,8 @@ SPARK_DEFAULTS: dict[str, str] = {
     # the fold's per-group rules get whole groups per Arrow row (lineage.per_group): 1,000 groups
     # of wide rows per batch, not 10,000
     "spark.sql.execution.arrow.maxRecordsPerBatch": "1000",
-    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
-    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+    "spark.driver.extraJavaOptions": JVM_OPTIONS,
+    "spark.executor.extraJavaOptions": JVM_OPTIONS,
 }
 
 
