@@ -49,6 +49,7 @@ from lineage_assets.pipeline.snapshot import publish_current_graph  # noqa: E402
 from lineage_assets.settings import DEFAULT_CHECK_SAMPLE  # noqa: E402
 
 START = dt.date(2025, 1, 1)
+CASE_FOLDERS = ("warmup", "a", "b", "c", "d", "e", "f")  # drop folders under --work (warehouses are wh_*)
 
 
 class PeakRss:
@@ -232,6 +233,10 @@ def main() -> int:
     print(f"spark {spark.version}, master {conf.get('spark.master')}, driver memory {conf.get('spark.driver.memory')}, "
           f"{os.cpu_count()} cores; determinism check sample {args.sample}")
     results: dict[str, float] = {}
+
+    for name in os.listdir(work):  # a reused --work folder: every case starts from nothing (no drops, no warehouse)
+        if name in CASE_FOLDERS or name.startswith("wh_"):
+            shutil.rmtree(os.path.join(work, name), ignore_errors=True)
 
     def generate(name: str, events: int, days: int, start: dt.date = START, seed: int = 1) -> tuple[str, str]:
         folder = os.path.join(work, name)
