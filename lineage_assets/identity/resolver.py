@@ -54,6 +54,13 @@ class Identity:
         key = (namespace, self.fold(namespace, name)[0])
         return self._families.get(key, key)
 
+    def family_names(self) -> list[Name]:
+        """Every (partition-folded) name an alias statement ties to another: the names whose
+        family is not just themselves, or may not be."""
+        if self._families is None:
+            self._families = _families(self.aliases)
+        return list(self._families)
+
     def __getstate__(self) -> dict:  # the caches stay behind when shipped to Spark's workers
         return {"rules": self.rules, "aliases": self.aliases}
 

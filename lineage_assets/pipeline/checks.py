@@ -89,6 +89,7 @@ class Sample:
     runs: DataFrame | None = None  # run_id of sampled runs
     datasets: DataFrame | None = None  # namespace, name: the families touched by sampled runs
     identity: Identity | None = None
+    members: DataFrame | None = None  # namespace, name: every canonical name of those families (`family_members`)
 
     @property
     def whole(self) -> bool:
@@ -99,6 +100,8 @@ class Sample:
         return (F.abs(F.xxhash64(namespace, name)) % 10000) < int(rate * 10000)
 
 
+_BROADCAST_SAMPLE = 0.2  # at most this rate, the sample's runs and datasets are broadcast to mark rows
+BROADCAST_RUNS = 500_000  # the runs a sample needs are broadcast to pick their events up to this many
 FAMILY = ("_family_namespace", "_family_name")  # the columns `_with_family` and `_mark_by_family` add
 
 
@@ -157,20 +160,31 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float, identity: 
     families = datasets.select(*_family_columns(F.struct("namespace", "name")))
     writers = io.filter("out").join(families, list(FAMILY), "left_semi").select("run_id")
     needed = runs.unionByName(writers).distinct().transform(checkpoint)
+    needed_ids = F.broadcast(needed) if needed.count() <= BROADCAST_RUNS else needed  # no shuffle of the wide event rows
     keep = (  # kept once on local disk: the recomputed fold reads its events several times
-        events.filter("event_kind = 'RUN'").join(needed, "run_id", "left_semi")
+        events.filter("event_kind = 'RUN'").join(needed_ids, "run_id", "left_semi")
         .unionByName(events.filter("event_kind = 'JOB'").filter(sampled))
         .unionByName(
             _with_family(events.filter("event_kind = 'DATASET'"), "dataset_namespace", "dataset_name", identity)  # a scan, read twice
             .join(families, list(FAMILY), "left_semi").drop(*FAMILY)
         )
     ).transform(checkpoint)
-    sample = Sample(rate, runs, datasets, identity)
-    return sample, keep, carried.join(needed, "run_id", "left_semi").transform(checkpoint)
+    members = family_members([(r["namespace"], r["name"]) for r in datasets.collect()], identity)
+    sample = Sample(rate, runs, datasets, identity, events.sparkSession.createDataFrame(members, NAME_PAIR))
+    return sample, keep, carried.join(needed_ids, "run_id", "left_semi").transform(checkpoint)
+
+
+def family_members(families: list[tuple[str, str]], identity: Identity) -> list[tuple[str, str]]:
+    """Every canonical (partition-folded) name whose family (`Identity.family`) is one of
+    `families`: the families themselves and every name an alias statement ties to one of them.
+    A row naming a canonical dataset is of a sampled family exactly when its name is one of
+    these, so rows are marked by a join on the name (no Python per row)."""
+    wanted = set(families)
+    named = {name for name in identity.family_names() if identity.family(*name) in wanted}
+    return sorted(wanted | named)
 
 
 SAMPLED = "_sampled"  # the boolean column `mark_sample` adds
-_BROADCAST_SAMPLE = 0.2  # at most this rate, the sample's runs and datasets are broadcast to mark rows
 
 
 def mark_sample(name: str, df: DataFrame, sample: Sample, dataset_versions: DataFrame) -> DataFrame:
@@ -213,11 +227,10 @@ def _mark_by(df: DataFrame, keys: DataFrame, columns: list[str], sample: Sample)
 
 
 def _mark_by_family(df: DataFrame, sample: Sample) -> DataFrame:
-    """SAMPLED: whether the row's dataset (namespace, name) is of a family the sample touches."""
-    family = _family_udf(sample.identity)  # row by row: `df` may be a plan, read once
-    keyed = df.select("*", *_family_columns(family("namespace", "name")))
-    families = sample.datasets.select(*_family_columns(F.struct("namespace", "name")))
-    return _mark_by(keyed, families, list(FAMILY), sample).drop(*FAMILY)
+    """SAMPLED: whether the row's dataset (namespace, name: a canonical dataset, as every fold
+    output names one) is of a family the sample touches: whether it is one of the families'
+    members (`family_members`)."""
+    return _mark_by(df, sample.members, ["namespace", "name"], sample)
 
 
 def _mark_versions(df: DataFrame, sample: Sample) -> DataFrame:
