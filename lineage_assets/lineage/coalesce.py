@@ -44,16 +44,26 @@ def _merge_datasets(events: list[dict], key: str, as_text: bool = False, identit
     entries of one dataset (several partitions, a path and its table) merge into one, which keeps
     the partitions named and the names reported (`RUN_DATASET`)."""
     texts: dict[tuple[str, str], tuple[list, list, set, set]] = {}
+    resolved: dict[tuple[str, str], tuple[str, str, str | None]] = {}  # one `at` per call: each name resolved once
     for event in events:
-        items = event.get(key) or []
-        for item in identity.datasets(items, at) if identity is not None else items:
-            facets, io_facets, partitions, reported = texts.setdefault((item["namespace"], item["name"]), ([], [], set(), set()))
+        for item in event.get(key) or ():
+            if identity is None:
+                namespace, name, partition, named = item["namespace"], item["name"], item.get("partition"), item.get("reported")
+            else:  # as `Identity.datasets`, without a dict per item
+                named = (item["namespace"], item["name"])
+                found = resolved.get(named)
+                if found is None:
+                    found = resolved[named] = identity.resolve(named[0], named[1], at)
+                namespace, name, partition = found
+                if named == (namespace, name):
+                    named = None
+            facets, io_facets, partitions, reported = texts.setdefault((namespace, name), ([], [], set(), set()))
             facets.append(item["facets"])
             io_facets.append(item["io_facets"])
-            if item.get("partition") is not None:
-                partitions.add(item["partition"])
-            if item.get("reported") is not None:
-                reported.add(item["reported"])
+            if partition is not None:
+                partitions.add(partition)
+            if named is not None:
+                reported.add(named)
     out = []
     for (ns, name), (facets, io_facets, partitions, reported) in sorted(texts.items()):
         merged = (merge_facet_texts(facets), merge_facet_texts(io_facets))
@@ -115,8 +125,10 @@ def coalesce_run(events: list[dict], as_text: bool = False, identity: Identity |
     mismatched = [e for e in ordered if (e["job_namespace"], e["job_name"]) != job]
     run_text = merge_facet_texts([e["run_facets"] for e in kept])
     job_text = merge_facet_texts([e["job_facets"] for e in kept])
-    run_facets: dict[str, Any] = json.loads(run_text)
-    job_facets: dict[str, Any] = json.loads(job_text)
+    # canonical texts: a facet the rules below read is named literally in them, so text without
+    # the name needs no parsing when only text is returned (most runs' job facets)
+    run_facets: dict[str, Any] = json.loads(run_text) if not as_text or '"parent"' in run_text else {}
+    job_facets: dict[str, Any] = json.loads(job_text) if not as_text or '"sourceCode' in job_text or '"jobType"' in job_text else {}
     terminal = [e for e in kept if e["event_type"] in TERMINAL]
     starts = [e for e in kept if e["event_type"] == "START"]
     last = terminal[-1] if terminal else None
