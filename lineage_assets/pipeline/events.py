@@ -17,6 +17,10 @@ from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprin
 
 UNIQUE_EVENTS = "events_unique_and_complete"
 OPERATION = "events"  # the commit's operation
+# What a day's content hash covers: every other column of an `events` row is read from the event's
+# canonical JSON, whose sha256 is its event_id, so these three columns stand for the whole row
+# and the hash reads them instead of every facet (case a's day: 800 MB).
+CONTENT_KEY = ("event_id", "source_file", "source_line")
 
 
 @dataclass
@@ -53,7 +57,7 @@ def build_events(spark: SparkSession, root: str, first: dt.date, last: dt.date) 
             landed_rows = base.row_counts(t.LANDED_EVENTS.name, "event_date", in_range)  # from the footers
             txn.stage(consolidate(landed, landed_rows), t.EVENTS, replace=in_range, order=EVENTS_ORDER)
             written = txn.read_staged(spark, "events")
-            prints = fingerprints({"events": (written, "event_date")})["events"]
+            prints = fingerprints({"events": (written.select(*CONTENT_KEY, "event_date"), "event_date")})["events"]
             counts = (
                 written.groupBy(F.col("event_date").cast("string").alias("day")).agg(
                     F.count("*").alias("rows"), F.countDistinct("event_id").alias("ids"), F.lit(0).alias("staged"))
