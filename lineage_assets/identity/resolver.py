@@ -4,7 +4,6 @@ partition it named (partition rules first, then aliases as of that time)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from lineage_assets.identity.aliases import AliasTimeline, Name
 from lineage_assets.identity.partitions import DEFAULT_RULES, PartitionRule, fold_name
@@ -32,34 +31,23 @@ class Identity:
         canonical = self.aliases.resolve((namespace, folded), at)
         return canonical[0], canonical[1], partition
 
-    def datasets(self, items: list[dict[str, Any]] | None, at: int | None) -> list[dict[str, Any]]:
-        """Reported datasets (dicts with namespace and name) as their canonical datasets: each
-        item gains `partition` and `reported` (the name it was reported by, when that differs)."""
-        out = []
-        for item in items or []:
-            namespace, name, partition = self.resolve(item["namespace"], item["name"], at)
-            reported = (item["namespace"], item["name"])
-            out.append({
-                **item, "namespace": namespace, "name": name, "partition": partition,
-                "reported": None if reported == (namespace, name) else reported,
-            })
-        return out
-
     def family(self, namespace: str, name: str) -> Name:
         """The smallest name of every name that any alias statement of this identity ties to this
         one (at any time; names partition-folded): whatever a name resolves to at any time
         belongs to its family. The determinism check samples datasets by family."""
-        if self._families is None:
-            self._families = _families(self.aliases)
         key = (namespace, self.fold(namespace, name)[0])
-        return self._families.get(key, key)
+        return self._family_map().get(key, key)
 
     def family_names(self) -> list[Name]:
         """Every (partition-folded) name an alias statement ties to another: the names whose
         family is not just themselves, or may not be."""
+        return list(self._family_map())
+
+    def _family_map(self) -> dict[Name, Name]:
+        """name -> its family, for every name an alias statement names (computed once)."""
         if self._families is None:
             self._families = _families(self.aliases)
-        return list(self._families)
+        return self._families
 
     def __getstate__(self) -> dict:  # the caches stay behind when shipped to Spark's workers
         return {"rules": self.rules, "aliases": self.aliases}

@@ -49,7 +49,7 @@ def _merge_datasets(events: list[dict], key: str, as_text: bool = False, identit
         for item in event.get(key) or ():
             if identity is None:
                 namespace, name, partition, named = item["namespace"], item["name"], item.get("partition"), item.get("reported")
-            else:  # as `Identity.datasets`, without a dict per item
+            else:  # its canonical dataset; `reported`: the name it was reported by, when that differs
                 named = (item["namespace"], item["name"])
                 found = resolved.get(named)
                 if found is None:
