@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import functools
 import secrets
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -16,7 +18,7 @@ from pyspark.sql import functions as F
 
 from lineage_assets.identity.partitions import PartitionRule, load_rules
 from lineage_assets.intake import reasons
-from lineage_assets.lineage.fold import StateAsOf, fold_range
+from lineage_assets.lineage.fold import RangeTables, StateAsOf, fold_range
 from lineage_assets.lineage.identity import RangeIdentity, range_identity
 from lineage_assets.lineage.state import state_as_of
 from lineage_assets.pipeline import progress
@@ -45,6 +47,14 @@ OUTPUTS = t.FOLD_OUTPUTS
 # --cases a --events N --sample S`, one JVM each: 2,000 events, fold 28.0 s whole vs 31.9 s at
 # 0.1; 10,000 events, 40.5 s vs 40.9 s), and the whole check compares every row.
 WHOLE_CHECK_EVENTS = 10_000
+STAGE_THREADS = 4  # fold outputs staged at a time (`stage_outputs`)
+# A range of at most this many events is folded (and recomputed by the check) with its shuffles
+# in one partition and no adaptive re-planning: on small data, re-planning and more partitions
+# cost more than they save (case c of `benchmarks/pipeline.py`, days 300-365 of case b, 20,000
+# events, two warm passes each in one JVM: the fold with its check 42.9/42.7 s -> 41.4/37.4 s).
+# The tests run every fold so (conftest.TEST_SPARK_CONF) for the same reason.
+SMALL_RANGE_EVENTS = 50_000
+SMALL_RANGE_SETTINGS = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "1"}
 
 
 @dataclass
@@ -70,13 +80,35 @@ class FoldReport:
         return next(c for c in self.checks if c.name == name)
 
 
-def check_rate(commit: commits.Commit, first: dt.date, last: dt.date, rate: float, whole_below: int = WHOLE_CHECK_EVENTS) -> float:
-    """The share of jobs the determinism check recomputes for [first, last]: `rate`, or 1 when
-    the range has at most `whole_below` events (counted from the Parquet footers)."""
-    if rate >= 1:
-        return 1.0
-    events = sum(commit.row_counts("events", "event_date", commits.within("event_date", first, last)).values())
-    return 1.0 if events <= whole_below else rate
+def range_events(commit: commits.Commit, first: dt.date, last: dt.date) -> int:
+    """The events of [first, last] in `commit`, counted from the Parquet footers."""
+    return sum(commit.row_counts("events", "event_date", commits.within("event_date", first, last)).values())
+
+
+def check_rate(events: int, rate: float, whole_below: int = WHOLE_CHECK_EVENTS) -> float:
+    """The share of jobs the determinism check recomputes for a range of `events` events:
+    `rate`, or 1 when the range has at most `whole_below` events."""
+    return 1.0 if rate >= 1 or events <= whole_below else rate
+
+
+@contextlib.contextmanager
+def range_settings(spark: SparkSession, events: int, small_below: int = SMALL_RANGE_EVENTS) -> Iterator[dict[str, str]]:
+    """The session's SQL settings for a fold of `events` events, restored afterwards: a range of
+    at most `small_below` events runs its shuffles in one partition without adaptive
+    re-planning (SMALL_RANGE_SETTINGS); a larger one with the session's own settings. Yields the
+    settings changed."""
+    changed = SMALL_RANGE_SETTINGS if events <= small_below else {}
+    before = {key: spark.conf.get(key, None) for key in changed}
+    for key, value in changed.items():
+        spark.conf.set(key, value)
+    try:
+        yield dict(changed)
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def fold_through(commit: commits.Commit) -> dt.date | None:
@@ -139,26 +171,17 @@ def run_fold(
         if through and through > last:
             last = through
             log(f"lineage fold: extending {first}..{requested_last} to {last}, the last day already folded")
-        sample_rate = check_rate(base, first, last, sample_rate, whole_check_events)
-        with Recompute(spark, base, first, last, sample_rate, rules) as recompute:
+        events = range_events(base, first, last)
+        sample_rate = check_rate(events, sample_rate, whole_check_events)
+        with range_settings(spark, events), Recompute(spark, base, first, last, sample_rate, rules) as recompute:
             inputs = fold_inputs(spark, base, first, last, rules)
             prev = inputs.prev
             lap("read_state")
             tables = fold_range(first, last, inputs.events, prev, inputs.names, lap=lap)
             lap("plan")
             with commits.Transaction(root, OPERATION) as txn:
-                for name, df in tables.outputs().items():  # every partition of the range and after is replaced (state: valid_to >= first)
-                    table = t.get(name)
-                    replace = commits.on_or_after(table.day_column, first)
-                    if name in inputs.names.rows:  # the alias tables: few rows, built on the driver, staged without a Spark job
-                        txn.stage_arrow(pa.Table.from_pylist(inputs.names.rows[name], schema=arrow_schema(table.schema)), table, replace=replace)
-                    else:
-                        txn.stage(df.repartition(table.day_column), table, replace=replace)
-                    lap(f"write.{name}")
-                since = commits.on_or_after("read_date", first)
-                txn.stage(_mismatch_rejects(tables.job_mismatch), t.REJECTED_EVENTS,
-                          replace=lambda p: p["batch_id"] == reasons.JOB_MISMATCH and since(p))
-                lap("write.job_mismatch")
+                stage_outputs(txn, tables, inputs.names, first)
+                lap("write")
                 staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
                 written, written_sample = fingerprints_and_marked(marked_frames(staged, recompute.sample()), SAMPLED)  # one scan
                 lap("hash_written")
@@ -178,6 +201,31 @@ def run_fold(
                     report.commit_seq = commit.seq
                 lap("commit")
     return report
+
+
+def stage_outputs(txn: commits.Transaction, tables: RangeTables, names: RangeIdentity, first: dt.date, threads: int = STAGE_THREADS) -> None:
+    """Stage every fold output (each replaces its partitions from `first` on: the state's
+    `valid_to >= first`) and the job_mismatch rejects, `threads` tables at a time: each table is
+    a Spark job and then a cut per partition in the driver (`Transaction.stage`), so one table's
+    cut and planning overlap another's Spark tasks. Raises what the first failing table raised."""
+
+    def stage(name: str, df: DataFrame) -> None:
+        table = t.get(name)
+        replace = commits.on_or_after(table.day_column, first)
+        if name in names.rows:  # the alias tables: few rows, built on the driver, staged without a Spark job
+            txn.stage_arrow(pa.Table.from_pylist(names.rows[name], schema=arrow_schema(table.schema)), table, replace=replace)
+        else:
+            txn.stage(df.repartition(table.day_column), table, replace=replace)
+
+    def stage_rejects() -> None:
+        since = commits.on_or_after("read_date", first)
+        txn.stage(_mismatch_rejects(tables.job_mismatch), t.REJECTED_EVENTS,
+                  replace=lambda p: p["batch_id"] == reasons.JOB_MISMATCH and since(p))
+
+    work = [functools.partial(stage, name, df) for name, df in tables.outputs().items()] + [stage_rejects]
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lineage-fold-stage") as pool:
+        for future in [pool.submit(job) for job in work]:
+            future.result()
 
 
 class Laps:

@@ -59,6 +59,7 @@ PartitionFilter = Callable[[dict[str, str]], bool]
 KILL_AT = "LINEAGE_KILL_AT"  # test hook: SIGKILL this process at the Nth fault point
 FAULT_LOG = "LINEAGE_FAULT_LOG"  # test hook: append each fault point's label to this file
 _faults_passed = 0
+_FAULTS_LOCK = threading.Lock()
 
 
 def fault_point(label: str) -> None:
@@ -67,12 +68,13 @@ def fault_point(label: str) -> None:
     global _faults_passed
     if KILL_AT not in os.environ and FAULT_LOG not in os.environ:
         return
-    _faults_passed += 1
-    if os.environ.get(FAULT_LOG):
-        with open(os.environ[FAULT_LOG], "a") as handle:
-            handle.write(f"{_faults_passed} {label}\n")
-    if os.environ.get(KILL_AT) and _faults_passed == int(os.environ[KILL_AT]):
-        os.kill(os.getpid(), signal.SIGKILL)
+    with _FAULTS_LOCK:  # tables may be staged from several threads (`pipeline.fold.stage_outputs`)
+        _faults_passed += 1
+        if os.environ.get(FAULT_LOG):
+            with open(os.environ[FAULT_LOG], "a") as handle:
+                handle.write(f"{_faults_passed} {label}\n")
+        if os.environ.get(KILL_AT) and _faults_passed == int(os.environ[KILL_AT]):
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 class WarehouseBusy(RuntimeError):
