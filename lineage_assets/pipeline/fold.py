@@ -183,15 +183,17 @@ def run_fold(
                 stage_outputs(txn, tables, inputs.names, first)
                 lap("write")
                 staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
-                written, written_sample = fingerprints_and_marked(marked_frames(staged, recompute.sample()), SAMPLED)  # one scan
-                lap("hash_written")
-                problems = key_problems(staged)
+                with ThreadPoolExecutor(max_workers=2, thread_name_prefix="lineage-fold-keys") as pool:  # small jobs beside the hash
+                    keys_found = pool.submit(key_problems, staged)
+                    changed_found = pool.submit(_changed_jobs, prev.jobs, staged["state_jobs"])
+                    written, written_sample = fingerprints_and_marked(marked_frames(staged, recompute.sample()), SAMPLED)  # one scan
+                    lap("hash_written")
+                    problems, changed = keys_found.result(), changed_found.result()
                 keys = CheckReport(KEYS, not problems, problems)
                 lap("key_check")
                 determinism = determinism_report(written_sample, recompute.computed(), sample_rate)
                 lap("recompute.wait")
                 seconds.update({f"recompute.{step}": s for step, s in recompute.seconds.items()})
-                changed = _changed_jobs(prev.jobs, staged["state_jobs"])
                 report = FoldReport(first, last, requested_last, written, changed, seconds, [determinism, keys], sample_rate=sample_rate)
                 if report.passed:
                     commit = txn.commit(
