@@ -209,7 +209,8 @@ def stage_outputs(txn: commits.Transaction, tables: RangeTables, names: RangeIde
     """Stage every fold output (each replaces its partitions from `first` on: the state's
     `valid_to >= first`) and the job_mismatch rejects, `threads` tables at a time: each table is
     a Spark job and then a cut per partition in the driver (`Transaction.stage`), so one table's
-    cut and planning overlap another's Spark tasks. Raises what the first failing table raised."""
+    cut and planning overlap another's Spark tasks. Every table is attempted; then what the first
+    failing table in `tables.outputs()` order raised is raised."""
 
     def stage(name: str, df: DataFrame) -> None:
         table = t.get(name)
