@@ -49,12 +49,21 @@ OUTPUTS = t.FOLD_OUTPUTS
 WHOLE_CHECK_EVENTS = 10_000
 STAGE_THREADS = 4  # fold outputs staged at a time (`stage_outputs`)
 # A range of at most this many events is folded (and recomputed by the check) with its shuffles
-# in one partition and no adaptive re-planning: on small data, re-planning and more partitions
-# cost more than they save (case c of `benchmarks/pipeline.py`, days 300-365 of case b, 20,000
-# events, two warm passes each in one JVM: the fold with its check 42.9/42.7 s -> 41.4/37.4 s).
-# The tests run every fold so (conftest.TEST_SPARK_CONF) for the same reason.
+# in one partition, no adaptive re-planning and no generated code: on small data, re-planning and
+# more partitions cost more than they save (case c of `benchmarks/pipeline.py`, days 300-365 of
+# case b, 20,000 events, two warm passes each in one JVM: the fold with its check 42.9/42.7 s ->
+# 41.4/37.4 s), and so does compiling code for each of its ~260 stages: Janino, then the JIT,
+# compile classes that run a few thousand rows (expressions interpreted instead: 38.6/34.9 s ->
+# 40.9/32.9 s alternating in one JVM, the first of them its first interpreted pass; in a new JVM
+# 61.1-66.2 / 36.7-41.5 / 35.5-35.7 s -> 57.9 / 35.8 / 33.2 s, the JIT's CPU 10-13 s -> 4-6.5 s a
+# warm pass). The tests run every fold so (conftest.TEST_SPARK_CONF) for the same reasons.
 SMALL_RANGE_EVENTS = 50_000
-SMALL_RANGE_SETTINGS = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "1"}
+SMALL_RANGE_SETTINGS = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
 
 
 @dataclass

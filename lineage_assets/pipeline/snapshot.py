@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -51,16 +52,21 @@ class SnapshotReport:
 
 def stage_current_graph(spark: SparkSession, txn: commits.Transaction, state: CurrentState) -> None:
     """Stage the current-graph tables; the others are built from the staged current_aliases and
-    current_lineage, so the aliases are resolved and the edges computed once."""
+    current_lineage, so the aliases are resolved and the edges computed once. Tables that do not
+    depend on each other are staged at the same time (each is a small Spark job and a cut on the
+    driver: one's driver work overlaps another's tasks)."""
     rows = current_alias_rows(state.aliases)  # few, built on the driver: staged without a Spark job
     txn.stage_arrow(pa.Table.from_pylist(rows, schema=arrow_schema(t.CURRENT_ALIASES.schema)), t.CURRENT_ALIASES)
     aliases = txn.read_staged(spark, "current_aliases")
     jobs, lineage = current_tables(state.jobs, aliases)
-    txn.stage(jobs.coalesce(1), t.CURRENT_JOBS)
-    txn.stage(lineage.coalesce(1), t.CURRENT_LINEAGE)
-    column_edges, column_fields = current_column_tables(state.columns, state.fields, txn.read_staged(spark, "current_lineage"), aliases)
-    txn.stage(column_edges.coalesce(1), t.CURRENT_COLUMN_LINEAGE)
-    txn.stage(column_fields.coalesce(1), t.CURRENT_DATASET_FIELDS)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-snapshot-stage") as pool:
+        beside = [pool.submit(txn.stage, jobs.coalesce(1), t.CURRENT_JOBS)]
+        txn.stage(lineage.coalesce(1), t.CURRENT_LINEAGE)
+        column_edges, column_fields = current_column_tables(state.columns, state.fields, txn.read_staged(spark, "current_lineage"), aliases)
+        beside.append(pool.submit(txn.stage, column_fields.coalesce(1), t.CURRENT_DATASET_FIELDS))
+        txn.stage(column_edges.coalesce(1), t.CURRENT_COLUMN_LINEAGE)
+        for future in beside:
+            future.result()
 
 
 def publish_current_graph(spark: SparkSession, root: str, log: Callable[[str], None] = print) -> SnapshotReport:
@@ -69,10 +75,12 @@ def publish_current_graph(spark: SparkSession, root: str, log: Callable[[str], N
         with commits.Transaction(root, OPERATION) as txn:
             stage_current_graph(spark, txn, CurrentState.of(spark, base))
             staged = {table.name: (txn.read_staged(spark, table.name), None) for table in t.SNAPSHOTS}
-            prints = fingerprints(staged)
             files = {name: [p for paths in txn.staged_files(name).values() for p in paths] for name in ("current_jobs", "current_lineage")}
-            problems = component_problems(files)
-            components = staged["current_jobs"][0].select("component_id").distinct().count()
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-snapshot-check") as pool:  # DuckDB beside Spark
+                checked = pool.submit(component_problems, files)
+                prints = fingerprints(staged)
+                components = staged["current_jobs"][0].select("component_id").distinct().count()
+                problems = checked.result()
             check = CheckReport(COMPONENTS, not problems, problems, {"components": components})
             rows = {name: prints[name][WHOLE].rows for name in staged}
             as_of = base.props.get(FOLD_THROUGH)

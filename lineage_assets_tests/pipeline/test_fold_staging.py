@@ -1,6 +1,6 @@
 """How `pipeline.fold` runs a fold: its Spark SQL settings follow the size of the range
 (`range_settings`: a small range runs its shuffles in one partition without adaptive
-re-planning, and the session's own settings come back afterwards, whatever happened inside),
+re-planning or generated code, and the session's own settings come back afterwards, whatever happened inside),
 and its outputs are staged several tables at a time (`stage_outputs`), every one of them, a
 failure of any failing the fold."""
 
@@ -14,16 +14,17 @@ from lineage_assets.pipeline import fold
 from lineage_assets.pipeline.fold import SMALL_RANGE_EVENTS, SMALL_RANGE_SETTINGS, range_settings
 from lineage_assets.warehouse import tables as t
 
-AQE, PARTITIONS = "spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions"
+AQE, PARTITIONS, CODEGEN = "spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions", "spark.sql.codegen.wholeStage"
 SCHEDULE_SECONDS = 1
 
 
 @pytest.fixture
 def session_settings(spark):
     """The session with settings unlike the small-range ones (restored after the test)."""
-    saved = {key: spark.conf.get(key) for key in (AQE, PARTITIONS)}
+    saved = {key: spark.conf.get(key) for key in (AQE, PARTITIONS, CODEGEN)}
     spark.conf.set(AQE, "true")
     spark.conf.set(PARTITIONS, "3")
+    spark.conf.set(CODEGEN, "true")
     yield spark
     for key, value in saved.items():
         spark.conf.set(key, value)
@@ -33,16 +34,16 @@ def test_a_small_range_runs_with_the_small_settings_and_restores_the_session_s(s
     spark = session_settings
     with range_settings(spark, SMALL_RANGE_EVENTS) as changed:
         assert changed == SMALL_RANGE_SETTINGS
-        assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS)) == ("false", "1")
-    assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS)) == ("true", "3")
+        assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)) == ("false", "1", "false")
+    assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)) == ("true", "3", "true")
 
 
 def test_a_large_range_keeps_the_session_s_settings(session_settings):
     spark = session_settings
     with range_settings(spark, SMALL_RANGE_EVENTS + 1) as changed:
         assert changed == {}
-        assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS)) == ("true", "3")
-    assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS)) == ("true", "3")
+        assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)) == ("true", "3", "true")
+    assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)) == ("true", "3", "true")
 
 
 def test_the_session_s_settings_come_back_when_the_fold_fails(session_settings):
