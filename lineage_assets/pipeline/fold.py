@@ -10,7 +10,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -22,6 +22,7 @@ from lineage_assets.lineage.fold import RangeTables, StateAsOf, fold_range
 from lineage_assets.lineage.identity import RangeIdentity, range_identity
 from lineage_assets.lineage.state import state_as_of
 from lineage_assets.pipeline import progress
+from lineage_assets.pipeline.small_data import SMALL_SETTINGS, small_settings
 from lineage_assets.pipeline.progress import FOLD_THROUGH
 from lineage_assets.pipeline.checks import (
     SAMPLED,
@@ -58,12 +59,7 @@ STAGE_THREADS = 4  # fold outputs staged at a time (`stage_outputs`)
 # 61.1-66.2 / 36.7-41.5 / 35.5-35.7 s -> 57.9 / 35.8 / 33.2 s, the JIT's CPU 10-13 s -> 4-6.5 s a
 # warm pass). The tests run every fold so (conftest.TEST_SPARK_CONF) for the same reasons.
 SMALL_RANGE_EVENTS = 50_000
-SMALL_RANGE_SETTINGS = {
-    "spark.sql.adaptive.enabled": "false",
-    "spark.sql.shuffle.partitions": "1",
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-}
+SMALL_RANGE_SETTINGS = SMALL_SETTINGS
 
 
 @dataclass
@@ -100,24 +96,11 @@ def check_rate(events: int, rate: float, whole_below: int = WHOLE_CHECK_EVENTS) 
     return 1.0 if rate >= 1 or events <= whole_below else rate
 
 
-@contextlib.contextmanager
-def range_settings(spark: SparkSession, events: int, small_below: int = SMALL_RANGE_EVENTS) -> Iterator[dict[str, str]]:
+def range_settings(spark: SparkSession, events: int, small_below: int = SMALL_RANGE_EVENTS) -> contextlib.AbstractContextManager[dict[str, str]]:
     """The session's SQL settings for a fold of `events` events, restored afterwards: a range of
-    at most `small_below` events runs its shuffles in one partition without adaptive
-    re-planning (SMALL_RANGE_SETTINGS); a larger one with the session's own settings. Yields the
-    settings changed."""
-    changed = SMALL_RANGE_SETTINGS if events <= small_below else {}
-    before = {key: spark.conf.get(key, None) for key in changed}
-    for key, value in changed.items():
-        spark.conf.set(key, value)
-    try:
-        yield dict(changed)
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+    at most `small_below` events runs with SMALL_RANGE_SETTINGS (`small_data.small_settings`), a
+    larger one with the session's own settings."""
+    return small_settings(spark, events, small_below)
 
 
 def fold_through(commit: commits.Commit) -> dt.date | None:

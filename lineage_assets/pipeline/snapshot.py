@@ -13,6 +13,7 @@ from lineage_assets.lineage.current import current_alias_rows, current_column_ta
 from lineage_assets.lineage.state import current_rows
 from lineage_assets.pipeline.checks import CheckReport, component_problems
 from lineage_assets.pipeline import progress
+from lineage_assets.pipeline.small_data import small_settings
 from lineage_assets.pipeline.progress import FOLD_THROUGH
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
@@ -21,6 +22,12 @@ from lineage_assets.warehouse.content_hash import WHOLE, fingerprints
 
 COMPONENTS = "components_match_an_independent_computation"
 OPERATION = "current_graph"  # the commit's operation
+# A current state of at most this many rows (state_jobs, state_columns, state_fields and
+# state_aliases still valid) is built with `small_data.SMALL_SETTINGS`: case b's graph (152 jobs,
+# 2,369 column edges, 2,844 fields), warm passes in one JVM, 4.1-5.5 s -> 3.1-3.8 s (16.1 s ->
+# 12.6 s the first). Case a's (11,702 jobs, ~800,000 column edges) keeps the session's settings.
+SMALL_SNAPSHOT_ROWS = 50_000
+CURRENT_STATE = (t.STATE_JOBS, t.STATE_COLUMNS, t.STATE_FIELDS, t.STATE_ALIASES)
 
 
 @dataclass
@@ -34,7 +41,12 @@ class CurrentState:
 
     @classmethod
     def of(cls, spark: SparkSession, commit: commits.Commit) -> "CurrentState":
-        return cls(*(current_rows(spark, commit, table) for table in (t.STATE_JOBS, t.STATE_COLUMNS, t.STATE_FIELDS, t.STATE_ALIASES)))
+        return cls(*(current_rows(spark, commit, table) for table in CURRENT_STATE))
+
+    @staticmethod
+    def rows(commit: commits.Commit) -> int:
+        """The rows the current state holds, from the Parquet footers (no data is read)."""
+        return sum(sum(commit.row_counts(table.name, "valid_to", lambda p: p["valid_to"] == t.OPEN).values()) for table in CURRENT_STATE)
 
 
 @dataclass
@@ -72,7 +84,7 @@ def stage_current_graph(spark: SparkSession, txn: commits.Transaction, state: Cu
 def publish_current_graph(spark: SparkSession, root: str, log: Callable[[str], None] = print) -> SnapshotReport:
     with commits.writer(root):
         base = commits.latest(root)
-        with commits.Transaction(root, OPERATION) as txn:
+        with small_settings(spark, CurrentState.rows(base), SMALL_SNAPSHOT_ROWS), commits.Transaction(root, OPERATION) as txn:
             stage_current_graph(spark, txn, CurrentState.of(spark, base))
             staged = {table.name: (txn.read_staged(spark, table.name), None) for table in t.SNAPSHOTS}
             files = {name: [p for paths in txn.staged_files(name).values() for p in paths] for name in ("current_jobs", "current_lineage")}

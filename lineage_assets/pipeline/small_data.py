@@ -1,0 +1,42 @@
+"""Spark SQL settings for small work: a fold of a small range, the snapshot of a small graph.
+
+On small data, Spark's defaults for large data cost more than they save: adaptive re-planning
+and more than one shuffle partition, and compiling generated code for every stage (Janino, then
+the JIT, compile classes that run a few thousand rows). `small_settings` applies SMALL_SETTINGS to
+the session for work of at most a given size and restores the session's own settings afterwards,
+whatever happened inside. Figures: `pipeline.fold.SMALL_RANGE_EVENTS`,
+`pipeline.snapshot.SMALL_SNAPSHOT_ROWS`, README "Pipeline cost".
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from pyspark.sql import SparkSession
+
+SMALL_SETTINGS = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+
+
+@contextlib.contextmanager
+def small_settings(spark: SparkSession, size: int, small_below: int) -> Iterator[dict[str, str]]:
+    """SMALL_SETTINGS while the block runs when `size` is at most `small_below`; otherwise the
+    session's own settings. Yields the settings changed (keys the session did not have are
+    unset again afterwards)."""
+    changed = SMALL_SETTINGS if size <= small_below else {}
+    before = {key: spark.conf.get(key, None) for key in changed}
+    for key, value in changed.items():
+        spark.conf.set(key, value)
+    try:
+        yield dict(changed)
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
