@@ -1,19 +1,19 @@
 """The snapshot follows the size of the current state (`small_data.small_settings`): a small
 one is built with SMALL_SETTINGS, a large one with the session's own settings, which come back
-afterwards either way. The size is the current state's rows, read from the Parquet footers."""
+afterwards either way. The size is the rows still valid in the current-state tables, read from
+the Parquet footers."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+import pyarrow as pa
 import pytest
 
-from lineage_assets.lineage.state import current_rows
 from lineage_assets.pipeline import snapshot
-from lineage_assets.pipeline.fold import run_fold
 from lineage_assets.pipeline.small_data import SMALL_SETTINGS
 from lineage_assets.warehouse import commits
-from lineage_assets_tests.support import chain_events, commit_events
+from lineage_assets.warehouse import tables as t
 
 SESSION = {  # unlike SMALL_SETTINGS in every key
     "spark.sql.adaptive.enabled": "true",
@@ -21,15 +21,27 @@ SESSION = {  # unlike SMALL_SETTINGS in every key
     "spark.sql.codegen.wholeStage": "true",
     "spark.sql.codegen.factoryMode": "FALLBACK",
 }
-SCHEDULE_SECONDS = 20
+OPEN = dt.date.fromisoformat(t.OPEN)
+SCHEDULE_SECONDS = 1
 
 
-@pytest.fixture(scope="module")
-def folded(spark, tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("small") / "wh")
-    commit_events(spark, root, chain_events(["2024-06-01", "2024-06-02"]))
-    assert run_fold(spark, root, dt.date(2024, 6, 1), dt.date(2024, 6, 2), log=lambda _m: None).passed
-    return root
+def _state(root: str, table: t.Table, valid_to: list[dt.date]) -> None:
+    """Commit rows of a state table, one per `valid_to` (only the keys and validity set)."""
+    with commits.Transaction(root, "test") as txn:
+        txn.stage_arrow(pa.table({
+            **{key: [f"{key}-{i}" for i in range(len(valid_to))] for key in table.keys},
+            "valid_from": [dt.date(2024, 1, 1)] * len(valid_to), "valid_to": valid_to,
+        }), table)
+        txn.commit()
+
+
+def test_the_current_state_s_rows_are_those_still_valid(tmp_path):
+    root = str(tmp_path / "wh")
+    assert snapshot.CurrentState.rows(commits.latest(root)) == 0
+    _state(root, t.STATE_JOBS, [OPEN, OPEN, dt.date(2024, 6, 1)])
+    _state(root, t.STATE_COLUMNS, [OPEN, dt.date(2024, 6, 2)])
+    _state(root, t.STATE_DATASETS, [OPEN])  # not a table the current graph is built from
+    assert snapshot.CurrentState.rows(commits.latest(root)) == 3
 
 
 @pytest.fixture
@@ -42,34 +54,31 @@ def session(spark):
         spark.conf.unset(key) if value is None else spark.conf.set(key, value)
 
 
-def _settings_while_staging(monkeypatch) -> list[dict]:
-    seen = []
-    real = snapshot.stage_current_graph
-
-    def recording(spark, txn, state):
-        seen.append({key: spark.conf.get(key) for key in SESSION})
-        return real(spark, txn, state)
-
-    monkeypatch.setattr(snapshot, "stage_current_graph", recording)
-    return seen
+class _Seen(Exception):
+    """Raised where the snapshot would stage its tables, with the settings in force there."""
 
 
-def test_the_current_state_s_rows_are_counted_from_the_footers(spark, folded):
-    commit = commits.latest(folded)
-    counted = sum(current_rows(spark, commit, table).count() for table in snapshot.CURRENT_STATE)
-    assert counted > 0 and snapshot.CurrentState.rows(commit) == counted
+def _settings_while_staging(session, root: str, monkeypatch) -> dict:
+    def stop(spark, _txn, _state):
+        raise _Seen({key: spark.conf.get(key) for key in SESSION})
+
+    monkeypatch.setattr(snapshot, "stage_current_graph", stop)
+    monkeypatch.setattr(snapshot.CurrentState, "of", classmethod(lambda cls, spark, commit: None))
+    with pytest.raises(_Seen) as seen:
+        snapshot.publish_current_graph(session, root, log=lambda _m: None)
+    assert {key: session.conf.get(key) for key in SESSION} == SESSION  # restored after a failure too
+    return seen.value.args[0]
 
 
-def test_a_small_current_state_is_built_with_the_small_settings(session, folded, monkeypatch):
-    seen = _settings_while_staging(monkeypatch)
-    assert snapshot.publish_current_graph(session, folded, log=lambda _m: None).passed
-    assert seen == [SMALL_SETTINGS]
-    assert {key: session.conf.get(key) for key in SESSION} == SESSION
+def test_a_small_current_state_is_built_with_the_small_settings(session, tmp_path, monkeypatch):
+    root = str(tmp_path / "wh")
+    _state(root, t.STATE_JOBS, [OPEN] * 3)
+    monkeypatch.setattr(snapshot, "SMALL_SNAPSHOT_ROWS", 3)
+    assert _settings_while_staging(session, root, monkeypatch) == SMALL_SETTINGS
 
 
-def test_a_large_current_state_keeps_the_session_s_settings(session, folded, monkeypatch):
-    monkeypatch.setattr(snapshot, "SMALL_SNAPSHOT_ROWS", snapshot.CurrentState.rows(commits.latest(folded)) - 1)
-    seen = _settings_while_staging(monkeypatch)
-    assert snapshot.publish_current_graph(session, folded, log=lambda _m: None).passed
-    assert seen == [SESSION]
-    assert {key: session.conf.get(key) for key in SESSION} == SESSION
+def test_a_large_current_state_keeps_the_session_s_settings(session, tmp_path, monkeypatch):
+    root = str(tmp_path / "wh")
+    _state(root, t.STATE_JOBS, [OPEN] * 3)
+    monkeypatch.setattr(snapshot, "SMALL_SNAPSHOT_ROWS", 2)
+    assert _settings_while_staging(session, root, monkeypatch) == SESSION
