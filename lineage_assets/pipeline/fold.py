@@ -22,7 +22,7 @@ from lineage_assets.lineage.fold import RangeTables, StateAsOf, fold_range
 from lineage_assets.lineage.identity import RangeIdentity, range_identity
 from lineage_assets.lineage.state import state_as_of
 from lineage_assets.pipeline import progress
-from lineage_assets.pipeline.small_data import SMALL_SETTINGS, small_settings
+from lineage_assets.pipeline.small_data import small_settings
 from lineage_assets.pipeline.progress import FOLD_THROUGH
 from lineage_assets.pipeline.checks import (
     SAMPLED,
@@ -59,7 +59,6 @@ STAGE_THREADS = 4  # fold outputs staged at a time (`stage_outputs`)
 # 61.1-66.2 / 36.7-41.5 / 35.5-35.7 s -> 57.9 / 35.8 / 33.2 s, the JIT's CPU 10-13 s -> 4-6.5 s a
 # warm pass). The tests run every fold so (conftest.TEST_SPARK_CONF) for the same reasons.
 SMALL_RANGE_EVENTS = 50_000
-SMALL_RANGE_SETTINGS = SMALL_SETTINGS
 
 
 @dataclass
@@ -98,7 +97,7 @@ def check_rate(events: int, rate: float, whole_below: int = WHOLE_CHECK_EVENTS) 
 
 def range_settings(spark: SparkSession, events: int, small_below: int = SMALL_RANGE_EVENTS) -> contextlib.AbstractContextManager[dict[str, str]]:
     """The session's SQL settings for a fold of `events` events, restored afterwards: a range of
-    at most `small_below` events runs with SMALL_RANGE_SETTINGS (`small_data.small_settings`), a
+    at most `small_below` events runs with `small_data.SMALL_SETTINGS` (`small_settings`), a
     larger one with the session's own settings."""
     return small_settings(spark, events, small_below)
 

@@ -11,7 +11,8 @@ import datetime as dt
 import pytest
 
 from lineage_assets.pipeline import fold
-from lineage_assets.pipeline.fold import SMALL_RANGE_EVENTS, SMALL_RANGE_SETTINGS, range_settings
+from lineage_assets.pipeline.fold import SMALL_RANGE_EVENTS, range_settings
+from lineage_assets.pipeline.small_data import SMALL_SETTINGS
 from lineage_assets.warehouse import tables as t
 
 AQE, PARTITIONS, CODEGEN = "spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions", "spark.sql.codegen.wholeStage"
@@ -33,7 +34,7 @@ def session_settings(spark):
 def test_a_small_range_runs_with_the_small_settings_and_restores_the_session_s(session_settings):
     spark = session_settings
     with range_settings(spark, SMALL_RANGE_EVENTS) as changed:
-        assert changed == SMALL_RANGE_SETTINGS
+        assert changed == SMALL_SETTINGS
         assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)) == ("false", "1", "false")
     assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)) == ("true", "3", "true")
 
@@ -55,7 +56,7 @@ def test_the_session_s_settings_come_back_when_the_fold_fails(session_settings):
 
 
 def test_a_setting_the_session_did_not_have_is_unset_again(spark, monkeypatch):
-    monkeypatch.setitem(SMALL_RANGE_SETTINGS, "spark.lineage.test.unset", "x")
+    monkeypatch.setitem(SMALL_SETTINGS, "spark.lineage.test.unset", "x")
     assert spark.conf.get("spark.lineage.test.unset", None) is None
     with range_settings(spark, 1) as changed:
         assert changed["spark.lineage.test.unset"] == "x" == spark.conf.get("spark.lineage.test.unset")
