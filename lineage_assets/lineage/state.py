@@ -47,6 +47,11 @@ def state_as_of(spark: SparkSession, commit: commits.Commit, day: dt.date) -> St
     )
 
 
+def still_valid(partition: dict[str, str]) -> bool:
+    """A state table's partition of rows still valid after the last processed day (valid_to = OPEN)."""
+    return partition["valid_to"] == t.OPEN
+
+
 def current_rows(spark: SparkSession, commit: commits.Commit, table: t.Table) -> DataFrame:
     """Rows of a state table still valid after the last processed day (valid_to = OPEN)."""
-    return commits.read_table(spark, commit.root, table.name, where=lambda p: p["valid_to"] == t.OPEN, commit=commit).drop("valid_to")
+    return commits.read_table(spark, commit.root, table.name, where=still_valid, commit=commit).drop("valid_to")

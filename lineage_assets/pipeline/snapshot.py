@@ -10,7 +10,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_assets.lineage.current import current_alias_rows, current_column_tables, current_tables
-from lineage_assets.lineage.state import current_rows
+from lineage_assets.lineage.state import current_rows, still_valid
 from lineage_assets.pipeline.checks import CheckReport, component_problems
 from lineage_assets.pipeline import progress
 from lineage_assets.pipeline.small_data import small_settings
@@ -46,7 +46,7 @@ class CurrentState:
     @staticmethod
     def rows(commit: commits.Commit) -> int:
         """The rows the current state holds, from the Parquet footers (no data is read)."""
-        return sum(sum(commit.row_counts(table.name, "valid_to", lambda p: p["valid_to"] == t.OPEN).values()) for table in CURRENT_STATE)
+        return sum(sum(commit.row_counts(table.name, "valid_to", still_valid).values()) for table in CURRENT_STATE)
 
 
 @dataclass

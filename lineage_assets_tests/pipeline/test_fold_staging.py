@@ -19,18 +19,6 @@ AQE, PARTITIONS, CODEGEN = "spark.sql.adaptive.enabled", "spark.sql.shuffle.part
 SCHEDULE_SECONDS = 1
 
 
-@pytest.fixture
-def session_settings(spark):
-    """The session with settings unlike the small-range ones (restored after the test)."""
-    saved = {key: spark.conf.get(key) for key in (AQE, PARTITIONS, CODEGEN)}
-    spark.conf.set(AQE, "true")
-    spark.conf.set(PARTITIONS, "3")
-    spark.conf.set(CODEGEN, "true")
-    yield spark
-    for key, value in saved.items():
-        spark.conf.set(key, value)
-
-
 def test_a_small_range_runs_with_the_small_settings_and_restores_the_session_s(session_settings):
     spark = session_settings
     with range_settings(spark, SMALL_RANGE_EVENTS) as changed:

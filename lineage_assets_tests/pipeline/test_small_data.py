@@ -14,13 +14,8 @@ from lineage_assets.pipeline import snapshot
 from lineage_assets.pipeline.small_data import SMALL_SETTINGS
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
+from lineage_assets_tests.pipeline.conftest import SESSION_SETTINGS as SESSION
 
-SESSION = {  # unlike SMALL_SETTINGS in every key
-    "spark.sql.adaptive.enabled": "true",
-    "spark.sql.shuffle.partitions": "3",
-    "spark.sql.codegen.wholeStage": "true",
-    "spark.sql.codegen.factoryMode": "FALLBACK",
-}
 OPEN = dt.date.fromisoformat(t.OPEN)
 SCHEDULE_SECONDS = 1
 
@@ -44,16 +39,6 @@ def test_the_current_state_s_rows_are_those_still_valid(tmp_path):
     assert snapshot.CurrentState.rows(commits.latest(root)) == 3
 
 
-@pytest.fixture
-def session(spark):
-    saved = {key: spark.conf.get(key, None) for key in SESSION}
-    for key, value in SESSION.items():
-        spark.conf.set(key, value)
-    yield spark
-    for key, value in saved.items():
-        spark.conf.unset(key) if value is None else spark.conf.set(key, value)
-
-
 class _Seen(Exception):
     """Raised where the snapshot would stage its tables, with the settings in force there."""
 
@@ -70,15 +55,15 @@ def _settings_while_staging(session, root: str, monkeypatch) -> dict:
     return seen.value.args[0]
 
 
-def test_a_small_current_state_is_built_with_the_small_settings(session, tmp_path, monkeypatch):
+def test_a_small_current_state_is_built_with_the_small_settings(session_settings, tmp_path, monkeypatch):
     root = str(tmp_path / "wh")
     _state(root, t.STATE_JOBS, [OPEN] * 3)
     monkeypatch.setattr(snapshot, "SMALL_SNAPSHOT_ROWS", 3)
-    assert _settings_while_staging(session, root, monkeypatch) == SMALL_SETTINGS
+    assert _settings_while_staging(session_settings, root, monkeypatch) == SMALL_SETTINGS
 
 
-def test_a_large_current_state_keeps_the_session_s_settings(session, tmp_path, monkeypatch):
+def test_a_large_current_state_keeps_the_session_s_settings(session_settings, tmp_path, monkeypatch):
     root = str(tmp_path / "wh")
     _state(root, t.STATE_JOBS, [OPEN] * 3)
     monkeypatch.setattr(snapshot, "SMALL_SNAPSHOT_ROWS", 2)
-    assert _settings_while_staging(session, root, monkeypatch) == SESSION
+    assert _settings_while_staging(session_settings, root, monkeypatch) == SESSION
