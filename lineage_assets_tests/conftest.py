@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from lineage_assets.defs.resources import JVM_OPTIONS
+
 # The determinism check recomputes the whole range in tests (production samples jobs).
 os.environ["LINEAGE_CHECK_SAMPLE"] = "1"
 # No picture on every snapshot of every test (a DuckDB load and a Graphviz run, 0.3-0.5 s each):
@@ -33,6 +35,14 @@ TEST_SPARK_CONF = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.adaptive.enabled": "false",
+    # Broadcast joins of test-sized tables: each broadcast of a long-keyed relation allocates its
+    # pages (1 MB and up) and keeps them until the driver's objects are collected, so a test JVM's
+    # 1g heap filled with them (254 MB of long[] live after four small ingests) and G1 marked it
+    # concurrently, 5-6 s of CPU per ~30 s of ingests; a shuffle join of one partition is as
+    # cheap here. The throughput collector does no concurrent work. Two ingests of a 12-event
+    # stream, warm, alternating JVMs: 45.8-51.0 s of CPU (28.6-31.2 s) -> 39.3-42.5 s (25.9-28.2 s).
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.driver.extraJavaOptions": f"{JVM_OPTIONS} -XX:+UseParallelGC",
 }
 os.environ["LINEAGE_SPARK_CONF"] = json.dumps(TEST_SPARK_CONF)
 
