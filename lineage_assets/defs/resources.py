@@ -57,6 +57,13 @@ SPARK_DEFAULTS: dict[str, str] = {
     # same check is a stat per file. Case c's fold with its check, warm passes in one JVM:
     # 40.3-42.5 / 34.5-39.0 s -> 36.7 / 35.7 / 36.0 s (README "Pipeline cost").
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
+    # PySpark 4 wraps every function of `pyspark.sql.functions` (F.col, F.lit, ...) to send the
+    # calling Python line to the JVM for error messages' "DataFrame query context": 13 Py4J round
+    # trips per call instead of 3 (F.col 1.4 ms -> 0.31 ms). The fold and its checks build their
+    # plans from thousands of such calls: two warm ingests of a 12-event stream (test settings,
+    # alternating JVMs) took 25.7-29.9 s (the driver's Python 6.2-6.6 s of CPU) with it and
+    # 23.3-26.8 s (3.6-4.3 s) without. Errors still carry their Python traceback.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
     "spark.driver.extraJavaOptions": JVM_OPTIONS,
     "spark.executor.extraJavaOptions": JVM_OPTIONS,
 }

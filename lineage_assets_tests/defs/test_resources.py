@@ -23,3 +23,27 @@ def test_jvm_runs_with_the_jit_thresholds_and_utc(spark):
         name, value = option.removeprefix("-XX:").split("=")
         assert _vm_option(spark, name) == value
     assert spark._jvm.java.util.TimeZone.getDefault().getID() == "UTC"
+
+
+def test_pyspark_functions_do_not_send_their_call_site(spark, monkeypatch):
+    """The session runs with PySpark's DataFrame debugging off (resources.SPARK_DEFAULTS), so a
+    function of pyspark.sql.functions does not send its Python call site to the JVM: F.col makes
+    the Py4J round trips of its own call only."""
+    from pyspark.errors import utils as pyspark_errors
+    from pyspark.sql import functions as F
+    from py4j.clientserver import ClientServerConnection
+
+    assert spark_conf_from_env({})["spark.python.sql.dataFrameDebugging.enabled"] == "false"
+    assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
+    assert pyspark_errors.is_debugging_enabled() is False
+    sent = []
+    real = ClientServerConnection.send_command
+
+    def counting(self, command, *args, **kwargs):
+        sent.append(command)
+        return real(self, command, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ClientServerConnection, "send_command", counting)
+        F.col("x")
+    assert 0 < len(sent) <= 4, sent  # with the call site sent: 13
