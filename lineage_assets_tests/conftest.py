@@ -38,8 +38,8 @@ TEST_SPARK_CONF = {
     # Broadcast joins of test-sized tables: each broadcast of a long-keyed relation allocates its
     # pages (1 MB and up) and keeps them until the driver's objects are collected, so a test JVM's
     # 1g heap filled with them (254 MB of long[] live after four small ingests) and G1 marked it
-    # concurrently, 5-6 s of CPU per ~30 s of ingests; a shuffle join of one partition is as
-    # cheap here. The throughput collector does no concurrent work. Two ingests of a 12-event
+    # concurrently, 5-6 s of CPU per ~30 s of ingests (18 MB of long[] without broadcasts). The
+    # throughput collector does no concurrent work. Both together, two ingests of a 12-event
     # stream, warm, alternating JVMs: 45.8-51.0 s of CPU (28.6-31.2 s) -> 39.3-42.5 s (25.9-28.2 s).
     "spark.sql.autoBroadcastJoinThreshold": "-1",
     "spark.driver.extraJavaOptions": f"{JVM_OPTIONS} -XX:+UseParallelGC",
