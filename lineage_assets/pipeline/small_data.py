@@ -24,19 +24,24 @@ SMALL_SETTINGS = {
 
 
 @contextlib.contextmanager
-def small_settings(spark: SparkSession, size: int, small_below: int) -> Iterator[dict[str, str]]:
-    """SMALL_SETTINGS while the block runs when `size` is at most `small_below`; otherwise the
-    session's own settings. Yields the settings changed (keys the session did not have are
-    unset again afterwards)."""
-    changed = SMALL_SETTINGS if size <= small_below else {}
-    before = {key: spark.conf.get(key, None) for key in changed}
-    for key, value in changed.items():
+def applied(spark: SparkSession, settings: dict[str, str]) -> Iterator[dict[str, str]]:
+    """`settings` in force in the session while the block runs; the session's own values come
+    back afterwards, whatever happened inside (keys the session did not have are unset again).
+    Yields the settings changed."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
         spark.conf.set(key, value)
     try:
-        yield dict(changed)
+        yield dict(settings)
     finally:
         for key, value in before.items():
             if value is None:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+def small_settings(spark: SparkSession, size: int, small_below: int) -> contextlib.AbstractContextManager[dict[str, str]]:
+    """SMALL_SETTINGS while the block runs when `size` is at most `small_below`; otherwise the
+    session's own settings (`applied`). Yields the settings changed."""
+    return applied(spark, SMALL_SETTINGS if size <= small_below else {})

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from lineage_assets.pipeline.small_data import applied
+
 # Session settings unlike `small_data.SMALL_SETTINGS` in every key
 SESSION_SETTINGS = {
     "spark.sql.adaptive.enabled": "true",
@@ -16,9 +18,5 @@ SESSION_SETTINGS = {
 @pytest.fixture
 def session_settings(spark):
     """The session with SESSION_SETTINGS (its own settings restored after the test)."""
-    saved = {key: spark.conf.get(key, None) for key in SESSION_SETTINGS}
-    for key, value in SESSION_SETTINGS.items():
-        spark.conf.set(key, value)
-    yield spark
-    for key, value in saved.items():
-        spark.conf.unset(key) if value is None else spark.conf.set(key, value)
+    with applied(spark, SESSION_SETTINGS):
+        yield spark

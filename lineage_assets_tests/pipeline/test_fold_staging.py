@@ -19,20 +19,24 @@ AQE, PARTITIONS, CODEGEN = "spark.sql.adaptive.enabled", "spark.sql.shuffle.part
 SCHEDULE_SECONDS = 1
 
 
+def _in_force(spark) -> tuple[str, str, str]:
+    return spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)
+
+
 def test_a_small_range_runs_with_the_small_settings_and_restores_the_session_s(session_settings):
     spark = session_settings
     with range_settings(spark, SMALL_RANGE_EVENTS) as changed:
         assert changed == SMALL_SETTINGS
-        assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)) == ("false", "1", "false")
-    assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)) == ("true", "3", "true")
+        assert _in_force(spark) == ("false", "1", "false")
+    assert _in_force(spark) == ("true", "3", "true")
 
 
 def test_a_large_range_keeps_the_session_s_settings(session_settings):
     spark = session_settings
     with range_settings(spark, SMALL_RANGE_EVENTS + 1) as changed:
         assert changed == {}
-        assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)) == ("true", "3", "true")
-    assert (spark.conf.get(AQE), spark.conf.get(PARTITIONS), spark.conf.get(CODEGEN)) == ("true", "3", "true")
+        assert _in_force(spark) == ("true", "3", "true")
+    assert _in_force(spark) == ("true", "3", "true")
 
 
 def test_the_session_s_settings_come_back_when_the_fold_fails(session_settings):
