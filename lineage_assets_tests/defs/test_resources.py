@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lineage_assets.defs.resources import JIT_OPTIONS, spark_conf_from_env
+from lineage_assets.defs.resources import GC_OPTIONS, JIT_OPTIONS, spark_conf_from_env
 
 pytestmark = pytest.mark.spark
 
@@ -15,13 +15,15 @@ def _vm_option(spark, name: str) -> str:
     return str(bean.getVMOption(name).getValue())
 
 
-def test_jvm_runs_with_the_jit_thresholds_and_utc(spark):
+def test_jvm_runs_with_the_jit_thresholds_parallel_gc_and_utc(spark):
     """The options reach the JVM that runs the tasks (local mode: the driver's), and HotSpot took
-    them: each Tier4 threshold is the value JIT_OPTIONS sets, not HotSpot's default."""
-    assert spark_conf_from_env({})["spark.driver.extraJavaOptions"].split() == ["-Duser.timezone=UTC", *JIT_OPTIONS.split()]
+    them: each Tier4 threshold is the value JIT_OPTIONS sets, not HotSpot's default, and the
+    collector is the throughput one (HotSpot's default here is G1)."""
+    assert spark_conf_from_env({})["spark.driver.extraJavaOptions"].split() == ["-Duser.timezone=UTC", *JIT_OPTIONS.split(), *GC_OPTIONS.split()]
     for option in JIT_OPTIONS.split():
         name, value = option.removeprefix("-XX:").split("=")
         assert _vm_option(spark, name) == value
+    assert (_vm_option(spark, "UseParallelGC"), _vm_option(spark, "UseG1GC")) == ("true", "false")
     assert spark._jvm.java.util.TimeZone.getDefault().getID() == "UTC"
 
 
