@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from lineage_assets.defs.resources import JVM_OPTIONS
-
 # The determinism check recomputes the whole range in tests (production samples jobs).
 os.environ["LINEAGE_CHECK_SAMPLE"] = "1"
 # No picture on every snapshot of every test (a DuckDB load and a Graphviz run, 0.3-0.5 s each):
@@ -39,10 +37,11 @@ TEST_SPARK_CONF = {
     # pages (1 MB and up) and keeps them until the driver's objects are collected, so a test JVM's
     # 1g heap filled with them (254 MB of long[] live after four small ingests) and G1 marked it
     # concurrently, 5-6 s of CPU per ~30 s of ingests (18 MB of long[] without broadcasts). The
-    # throughput collector does no concurrent work. Both together, two ingests of a 12-event
-    # stream, warm, alternating JVMs: 45.8-51.0 s of CPU (28.6-31.2 s) -> 39.3-42.5 s (25.9-28.2 s).
+    # throughput collector does no concurrent work; the tests ran with it first, and it is now the
+    # production JVMs' collector too (resources.GC_OPTIONS, in the defaults these settings go
+    # over). Both together, two ingests of a 12-event stream, warm, alternating JVMs: 45.8-51.0 s
+    # of CPU (28.6-31.2 s) -> 39.3-42.5 s (25.9-28.2 s).
     "spark.sql.autoBroadcastJoinThreshold": "-1",
-    "spark.driver.extraJavaOptions": JVM_OPTIONS,  # ParallelGC, as in production
 }
 os.environ["LINEAGE_SPARK_CONF"] = json.dumps(TEST_SPARK_CONF)
 
