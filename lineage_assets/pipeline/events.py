@@ -55,7 +55,7 @@ def build_events(spark: SparkSession, root: str, first: dt.date, last: dt.date) 
         landed = commits.read_table(spark, root, "landed_events", where=in_range, commit=base)
         with commits.Transaction(root, OPERATION) as txn:
             landed_rows = base.row_counts(t.LANDED_EVENTS.name, "event_date", in_range)  # from the footers
-            txn.stage(consolidate(landed, landed_rows), t.EVENTS, replace=in_range, order=EVENTS_ORDER)
+            txn.stage(consolidate(landed, landed_rows), t.EVENTS, replace=in_range, order=EVENTS_ORDER, partitions=len(landed_rows))
             written = txn.read_staged(spark, "events")
             prints = fingerprints({"events": (written.select(*CONTENT_KEY, "event_date"), "event_date")})["events"]
             counts = (

@@ -171,7 +171,7 @@ def run_fold(
             tables = fold_range(first, last, inputs.events, prev, inputs.names, lap=lap)
             lap("plan")
             with commits.Transaction(root, OPERATION) as txn:
-                stage_outputs(txn, tables, inputs.names, first)
+                stage_outputs(txn, tables, inputs.names, first, last)
                 lap("write")
                 staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
                 with ThreadPoolExecutor(max_workers=2, thread_name_prefix="lineage-fold-keys") as pool:  # small jobs beside the hash
@@ -196,12 +196,18 @@ def run_fold(
     return report
 
 
-def stage_outputs(txn: commits.Transaction, tables: RangeTables, names: RangeIdentity, first: dt.date, threads: int = STAGE_THREADS) -> None:
+def stage_outputs(
+    txn: commits.Transaction, tables: RangeTables, names: RangeIdentity, first: dt.date, last: dt.date | None = None,
+    threads: int = STAGE_THREADS,
+) -> None:
     """Stage every fold output (each replaces its partitions from `first` on: the state's
     `valid_to >= first`) and the job_mismatch rejects, `threads` tables at a time: each table is
-    a Spark job and then a cut per partition in the driver (`Transaction.stage`), so one table's
-    cut and planning overlap another's Spark tasks. Every table is attempted; then what the first
-    failing table in `tables.outputs()` order raised is raised."""
+    a Spark job and, for a range of many days, then a cut per partition in the driver
+    (`Transaction.stage`), so one table's cut and planning overlap another's Spark tasks. Every
+    table is attempted; then what the first failing table in `tables.outputs()` order raised is
+    raised. `last`: the range's last day, when known (a table of [first, last] has at most a
+    partition per day, and the state one more, `valid_to` OPEN)."""
+    days = (last - first).days + 2 if last is not None else None
 
     def stage(name: str, df: DataFrame) -> None:
         table = t.get(name)
@@ -209,12 +215,12 @@ def stage_outputs(txn: commits.Transaction, tables: RangeTables, names: RangeIde
         if name in names.rows:  # the alias tables: few rows, built on the driver, staged without a Spark job
             txn.stage_arrow(pa.Table.from_pylist(names.rows[name], schema=arrow_schema(table.schema)), table, replace=replace)
         else:
-            txn.stage(df.repartition(table.day_column), table, replace=replace)
+            txn.stage(df.repartition(table.day_column), table, replace=replace, partitions=days)
 
     def stage_rejects() -> None:
         since = commits.on_or_after("read_date", first)
         txn.stage(_mismatch_rejects(tables.job_mismatch), t.REJECTED_EVENTS,
-                  replace=lambda p: p["batch_id"] == reasons.JOB_MISMATCH and since(p))
+                  replace=lambda p: p["batch_id"] == reasons.JOB_MISMATCH and since(p), partitions=days)
 
     work = [functools.partial(stage, name, df) for name, df in tables.outputs().items()] + [stage_rejects]
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lineage-fold-stage") as pool:

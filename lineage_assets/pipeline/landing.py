@@ -222,8 +222,8 @@ def _read_with_spark(spark, root, drop_dir, units, start, base, batch_id, today,
             F.col("source_file").isin(replaced)
         ) if replaced else None
         staged = stage_drop(parsed, batch_id, today, known_ids, known_rejects, dict(accepted_by_day))
-        txn.stage(staged.events, t.LANDED_EVENTS)
-        txn.stage(staged.rejected, t.REJECTED_EVENTS)
+        txn.stage(staged.events, t.LANDED_EVENTS, partitions=len(accepted_by_day))  # (day, this batch)
+        txn.stage(staged.rejected, t.REJECTED_EVENTS, partitions=1)  # (today, this batch)
         # count what was staged, independently of what was meant to be staged
         written = (
             txn.read_staged(spark, t.LANDED_EVENTS.name).select(

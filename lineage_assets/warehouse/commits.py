@@ -47,6 +47,9 @@ from lineage_assets.warehouse.schemas import arrow_schema
 COMMITS = "_commits"
 STAGING = "_staging"
 SPARK_FILES = "_spark"  # inside a transaction's staging folder: what Spark wrote, before the cut per partition
+# A frame of at most this many partitions is written by Spark into its partition folders (no
+# cut by `split_by_partition`; `Transaction.stage`).
+SPARK_PARTITIONED_WRITE = 8
 SPLIT_BATCH_ROWS = 8192  # rows per Arrow batch while cutting (event rows are ~8 KB: 64 MB a batch)
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"  # Spark's folder name for a null partition value
 VIEWS_FILE = "duckdb_views.sql"
@@ -273,18 +276,24 @@ class Transaction:
         if self.committed is None:
             self.abort()
 
-    def stage(self, df, table: registry.Table | str, replace: PartitionFilter | None = None, order: tuple[str, ...] = ()) -> None:
+    def stage(
+        self, df, table: registry.Table | str, replace: PartitionFilter | None = None, order: tuple[str, ...] = (),
+        partitions: int | None = None,
+    ) -> None:
         """Write `df` as the new content of `table`'s partitions present in it; `replace` also
         drops the committed partitions it accepts (partitions it accepts that `df` has no rows
         for disappear). Unpartitioned tables are replaced whole. `order`: columns the rows of a
-        partition's file are sorted by (within each Spark partition).
+        partition's file are sorted by (within each Spark partition). `partitions`: at most how
+        many partitions `df` holds, when the caller knows.
 
-        A partitioned table is written by Spark as a few files, each sorted by the partition
-        columns (`SPARK_FILES`), then cut into one file per partition and Spark file by
-        `split_by_partition` (pyarrow). Spark's own partitioned write costs about 12 ms per
-        file it creates, which made a year of daily partitions cost far more than the same rows
-        in one day (measured: 365 partition files 4.5-5 s through Spark, 0.8-1.1 s written flat
-        and cut)."""
+        A partitioned table of many partitions is written by Spark as a few files, each sorted
+        by the partition columns (`SPARK_FILES`), then cut into one file per partition and Spark
+        file by `split_by_partition` (pyarrow). Spark's own partitioned write costs about 12 ms
+        per file it creates, which made a year of daily partitions cost far more than the same
+        rows in one day (measured: 365 partition files 4.5-5 s through Spark, 0.8-1.1 s written
+        flat and cut). A frame of at most `SPARK_PARTITIONED_WRITE` partitions is written by
+        Spark into its partition folders directly: cutting reads and writes every row again in
+        this process, which for one large day costs more than the few files Spark creates."""
         table = registry.get(table) if isinstance(table, str) else table
         folder = os.path.join(self.staging, table.name)
         frame = df.select(*table.column_names)
@@ -293,8 +302,15 @@ class Transaction:
             self.staged[table.name] = _Staged(table, lambda _p: True, folder)
             fault_point(f"staged {table.name}")
             return
+        frame = frame.sortWithinPartitions(*table.partition_by, *order)
+        if partitions is not None and partitions <= SPARK_PARTITIONED_WRITE:
+            frame.write.mode("overwrite").partitionBy(*table.partition_by).parquet(folder)
+            fault_point(f"written {table.name}")
+            self.staged[table.name] = _Staged(table, replace, folder)
+            fault_point(f"staged {table.name}")
+            return
         written = os.path.join(self.staging, SPARK_FILES, table.name)
-        frame.sortWithinPartitions(*table.partition_by, *order).write.mode("overwrite").parquet(written)
+        frame.write.mode("overwrite").parquet(written)
         fault_point(f"written {table.name}")
         split_by_partition(_data_files(written), folder, table)
         self.staged[table.name] = _Staged(table, replace, folder, written)

@@ -82,7 +82,7 @@ class _Txn:
     def __init__(self, fail=None):
         self.staged, self.fail = [], fail
 
-    def stage(self, df, table, replace=None):
+    def stage(self, df, table, replace=None, partitions=None):
         name = table if isinstance(table, str) else table.name
         if name == self.fail:
             raise OSError(f"disk full while staging {name}")

@@ -17,7 +17,9 @@ Data is staged with `Transaction.stage_arrow` and read back with DuckDB, through
 - warehouse paths with quotes, spaces or `=` read correctly;
 - what Spark writes for a partitioned table is cut into one file per partition (and Spark file)
   with the registry's types, a file whose partitions are not contiguous is refused, and the
-  checks read the few files Spark wrote (the one test here that uses Spark).
+  checks read the few files Spark wrote; a frame of few partitions is written by Spark into its
+  folders instead, and publishes the same rows with the same Parquet schema (the tests here
+  that use Spark).
 """
 
 from __future__ import annotations
@@ -596,3 +598,36 @@ def test_stage_with_spark_publishes_a_file_per_partition_and_checks_read_spark_f
         assert sorted((r.run_id, str(r.end_date)) for r in back.collect()) == sorted((r.run_id, str(r.end_date)) for r in frame.collect())
         commit = txn.commit()
     assert run_rows(commit) == sorted(((f"r{i}", f"2024-01-0{1 + i % 5}") for i in range(40)), key=repr)
+
+
+def test_a_frame_of_few_partitions_is_written_by_spark_into_its_folders_like_a_cut_one(spark, tmp_path, monkeypatch):
+    """`partitions` at most SPARK_PARTITIONED_WRITE: Spark writes the partition folders itself,
+    nothing is cut, and what is published reads as the cut files do (same rows, the registry's
+    Parquet schema, partition columns in the path only)."""
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    given = spark.createDataFrame(
+        [(f"r{i}", dt.date(2024, 1, 1 + i % 3), dt.datetime(2024, 1, 1 + i % 3, 5, i)) for i in range(30)],
+        "run_id string, end_date date, ended_at timestamp",
+    )
+    frame = given.select(*[
+        F.col(f.name) if f.name in given.columns else F.lit(None).cast(f.dataType).alias(f.name) for f in registry.RUNS.schema.fields
+    ]).repartition(2)
+    committed = {}
+    for way, hint in (("cut", None), ("spark", 3)):
+        root = tmp_path / way
+        cuts = []
+        monkeypatch.setattr(commits, "split_by_partition", lambda *a, _real=commits.split_by_partition, **k: cuts.append(1) or _real(*a, **k))
+        with commits.Transaction(str(root), "test") as txn:
+            txn.stage(frame, "runs", partitions=hint)
+            assert sorted(txn.staged_files("runs")) == [f"end_date=2024-01-0{d}" for d in range(1, 4)]
+            assert sorted(r.run_id for r in txn.read_staged(spark, "runs").collect()) == sorted(f"r{i}" for i in range(30))
+            commit = txn.commit()
+        assert bool(cuts) == (hint is None)
+        files = commit.files("runs")
+        schemas = {pq.read_schema(f).remove_metadata() for f in files}
+        assert len(schemas) == 1 and "end_date" not in schemas.pop().names
+        committed[way] = (run_rows(commit), pq.read_schema(files[0]).remove_metadata())
+    assert committed["spark"][0] == committed["cut"][0] == sorted(((f"r{i}", f"2024-01-0{1 + i % 3}") for i in range(30)), key=repr)
+    assert committed["spark"][1].equals(committed["cut"][1])
