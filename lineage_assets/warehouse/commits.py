@@ -307,16 +307,15 @@ class Transaction:
             fault_point(f"staged {table.name}")
             return
         frame = frame.sortWithinPartitions(*table.partition_by, *order)
+        written = None
         if partitions is not None and partitions <= SPARK_PARTITIONED_WRITE:
             frame.write.mode("overwrite").partitionBy(*table.partition_by).parquet(folder)
             fault_point(f"written {table.name}")
-            self.staged[table.name] = _Staged(table, replace, folder)
-            fault_point(f"staged {table.name}")
-            return
-        written = os.path.join(self.staging, SPARK_FILES, table.name)
-        frame.write.mode("overwrite").parquet(written)
-        fault_point(f"written {table.name}")
-        split_by_partition(_data_files(written), folder, table)
+        else:
+            written = os.path.join(self.staging, SPARK_FILES, table.name)
+            frame.write.mode("overwrite").parquet(written)
+            fault_point(f"written {table.name}")
+            split_by_partition(_data_files(written), folder, table)
         self.staged[table.name] = _Staged(table, replace, folder, written)
         fault_point(f"staged {table.name}")
 

@@ -627,9 +627,10 @@ def test_a_frame_of_few_partitions_is_written_by_spark_into_its_folders_like_a_c
             assert sorted(r.run_id for r in txn.read_staged(spark, "runs").collect()) == sorted(f"r{i}" for i in range(30))
             commit = txn.commit()
         assert bool(cuts) == (hint is None)
-        files = commit.files("runs")
-        schemas = {pq.read_schema(f).remove_metadata() for f in files}
-        assert len(schemas) == 1 and "end_date" not in schemas.pop().names
-        committed[way] = (run_rows(commit), pq.read_schema(files[0]).remove_metadata())
+        schemas = {pq.read_schema(f).remove_metadata() for f in commit.files("runs")}
+        assert len(schemas) == 1
+        schema = schemas.pop()
+        assert "end_date" not in schema.names
+        committed[way] = (run_rows(commit), schema)
     assert committed["spark"][0] == committed["cut"][0] == sorted(((f"r{i}", f"2024-01-0{1 + i % 3}") for i in range(30)), key=repr)
     assert committed["spark"][1].equals(committed["cut"][1])
