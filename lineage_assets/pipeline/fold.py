@@ -44,10 +44,13 @@ KEYS = "keys_unique_and_versions_exist"
 OPERATION = "lineage_fold"  # the commit's operation
 OUTPUTS = t.FOLD_OUTPUTS
 # A range of at most this many events is recomputed whole by the determinism check: choosing a
-# sample and restricting both sides to it costs as much as it saves there (`benchmarks/pipeline.py
-# --cases a --events N --sample S`, one JVM each: 2,000 events, fold 28.0 s whole vs 31.9 s at
-# 0.1; 10,000 events, 40.5 s vs 40.9 s), and the whole check compares every row.
-WHOLE_CHECK_EVENTS = 10_000
+# sample and restricting both sides to it costs about what it saves there, and the whole check
+# compares every row. `benchmarks/pipeline.py --cases a --events N --sample S`, one JVM each:
+# 2,000 events, fold 28.0 s whole vs 31.9 s at 0.1; 10,000 events, 40.5 s vs 40.9 s. Refolds
+# alternating whole and 0.1 in one JVM: case c's range (days 300-365 of case b, about 20,000
+# events) 36.5 / 32.0 / 30.7 s vs 35.3 / 34.0 / 30.5 s; 20,000 events of case a's shape (one day,
+# 2,369 jobs) 34.8 / 32.6 / 30.8 / 30.6 s vs 31.8 / 30.9 / 29.5 s.
+WHOLE_CHECK_EVENTS = 25_000
 STAGE_THREADS = 4  # fold outputs staged at a time (`stage_outputs`)
 # A range of at most this many events is folded (and recomputed by the check) with its shuffles
 # in one partition, no adaptive re-planning and no generated code: on small data, re-planning and

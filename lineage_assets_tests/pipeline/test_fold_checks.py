@@ -13,13 +13,21 @@ from lineage_assets import LineageQuery
 from lineage_assets.demo import platform
 from lineage_assets.lineage import current as current_module
 from lineage_assets.lineage import fold as fold_module
-from lineage_assets.pipeline.fold import DETERMINISM, run_fold
+from lineage_assets.pipeline.fold import DETERMINISM, WHOLE_CHECK_EVENTS, check_rate, run_fold
 from lineage_assets.pipeline.snapshot import publish_current_graph
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as registry
 from lineage_assets_tests.support import chain_events, commit_events, run_event
 
 SCHEDULE_SECONDS = 240  # measured (--durations); conftest runs long files first
+
+
+def test_a_range_of_at_most_whole_check_events_is_recomputed_whole_whatever_the_rate():
+    assert check_rate(WHOLE_CHECK_EVENTS, 0.1) == 1.0
+    assert check_rate(0, 0.1) == 1.0
+    assert check_rate(WHOLE_CHECK_EVENTS + 1, 0.1) == 0.1
+    assert check_rate(WHOLE_CHECK_EVENTS + 1, 1.0) == 1.0
+    assert check_rate(5 * WHOLE_CHECK_EVENTS, 0.3, whole_below=0) == 0.3
 
 
 def test_the_determinism_check_fails_on_a_non_deterministic_step(spark, tmp_path, monkeypatch):
