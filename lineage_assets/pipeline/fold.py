@@ -200,7 +200,7 @@ def run_fold(
 
 
 def stage_outputs(
-    txn: commits.Transaction, tables: RangeTables, names: RangeIdentity, first: dt.date, last: dt.date | None = None,
+    txn: commits.Transaction, tables: RangeTables, names: RangeIdentity, first: dt.date, last: dt.date,
     threads: int = STAGE_THREADS,
 ) -> None:
     """Stage every fold output (each replaces its partitions from `first` on: the state's
@@ -208,9 +208,9 @@ def stage_outputs(
     a Spark job and, for a range of many days, then a cut per partition in the driver
     (`Transaction.stage`), so one table's cut and planning overlap another's Spark tasks. Every
     table is attempted; then what the first failing table in `tables.outputs()` order raised is
-    raised. `last`: the range's last day, when known (a table of [first, last] has at most a
-    partition per day, and the state one more, `valid_to` OPEN)."""
-    days = (last - first).days + 2 if last is not None else None
+    raised. `last`: the range's last day (a table of [first, last] has at most a partition per
+    day, and the state one more, `valid_to` OPEN: the bound `Transaction.stage` is given)."""
+    days = (last - first).days + 2
 
     def stage(name: str, df: DataFrame) -> None:
         table = t.get(name)

@@ -93,7 +93,7 @@ def test_every_output_and_the_mismatch_rejects_are_staged(monkeypatch):
     monkeypatch.setattr(fold, "_mismatch_rejects", lambda rows: rows)
     names = [name for name in t.FOLD_OUTPUTS if name not in ("dataset_aliases", "state_aliases")]
     txn = _Txn()
-    fold.stage_outputs(txn, _Tables(names), _Names(), dt.date(2024, 1, 1), threads=3)
+    fold.stage_outputs(txn, _Tables(names), _Names(), dt.date(2024, 1, 1), dt.date(2024, 1, 1), threads=3)
     assert sorted(txn.staged) == sorted([*names, "rejected_events"])
 
 
@@ -101,5 +101,5 @@ def test_a_table_that_fails_to_stage_fails_the_fold(monkeypatch):
     monkeypatch.setattr(fold, "_mismatch_rejects", lambda rows: rows)
     txn = _Txn(fail="job_versions")
     with pytest.raises(OSError, match="disk full while staging job_versions"):
-        fold.stage_outputs(txn, _Tables(["runs", "job_versions", "column_lineage"]), _Names(), dt.date(2024, 1, 1), threads=2)
+        fold.stage_outputs(txn, _Tables(["runs", "job_versions", "column_lineage"]), _Names(), dt.date(2024, 1, 1), dt.date(2024, 1, 1), threads=2)
     assert "job_versions" not in txn.staged and "runs" in txn.staged
