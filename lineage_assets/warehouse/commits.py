@@ -321,8 +321,8 @@ class Transaction:
 
     def stage_arrow(self, data, table: registry.Table | str, replace: PartitionFilter | None = None) -> None:
         """`stage` without Spark: a pyarrow Table with the table's columns (partition columns
-        included), cast to the registry schema and written one file per partition."""
-        import pyarrow.compute as pc
+        included), cast to the registry schema and written one file per partition (a null
+        partition value in Spark's folder for it, `HIVE_NULL`)."""
         import pyarrow.parquet as pq
 
         table = registry.get(table) if isinstance(table, str) else table
@@ -334,15 +334,13 @@ class Transaction:
             self.staged[table.name] = _Staged(table, lambda _p: True, folder)
             fault_point(f"staged {table.name}")
             return
-        keys = data.select(list(table.partition_by)).to_pylist()
-        values = data.drop_columns(list(table.partition_by))
-        for key in sorted({tuple(str(v) for v in k.values()) for k in keys}):
-            mask = pc.equal(pc.cast(data[table.partition_by[0]], "string"), key[0])
-            for column, value in zip(table.partition_by[1:], key[1:]):
-                mask = pc.and_(mask, pc.equal(pc.cast(data[column], "string"), value))
-            target = os.path.join(folder, partition_path(table, key))
+        keys = list(table.partition_by)
+        data = data.sort_by([(c, "ascending") for c in keys])
+        starts = _run_starts(data, keys)
+        for begin, end in zip(starts, [*starts[1:], data.num_rows]):
+            target = os.path.join(folder, partition_path(table, tuple(data[c][begin].as_py() for c in keys)))
             os.makedirs(target, exist_ok=True)
-            pq.write_table(values.filter(mask), os.path.join(target, "part-00000.parquet"))
+            pq.write_table(data.slice(begin, end - begin).drop_columns(keys), os.path.join(target, "part-00000.parquet"))
             fault_point(f"staging {table.name}/{os.path.relpath(target, folder)}")
         self.staged[table.name] = _Staged(table, replace, folder)
 

@@ -5,6 +5,8 @@ Data is staged with `Transaction.stage_arrow` and read back with DuckDB, through
 
 - an empty warehouse reads as commit 0 with typed, empty tables;
 - staged files are invisible until `commit()`, after which readers see exactly the new rows;
+- `stage_arrow` writes every row once into its partition's file (a null partition value into
+  Spark's folder for null);
 - partition replacement (`replace=`) drops, keeps and replaces the right partitions, unpartitioned
   tables are replaced whole, and tables a transaction does not stage are carried over unchanged;
 - transactions opened from the same base do not lose each other's updates;
@@ -202,6 +204,30 @@ def test_partition_replacement_drops_keeps_and_replaces(wh):
     assert rows(after, "events", "event_id") == [("e1",), ("e2",)]
     # partition filters of readers use the same partition values
     assert rows(after, "runs", "run_id", lambda p: p["end_date"] > "2024-01-01") == [("r2-new",), ("r2-newer",)]
+
+
+def test_stage_arrow_writes_every_row_once_into_its_partition_a_null_into_spark_s_null_folder(wh):
+    """Rows of several partitions in any order, over two partition columns, and a null partition
+    value: each row lands in its partition's one file, the null one in `HIVE_NULL` (as Spark
+    names it), and readers get every row back with its values."""
+    data = pa.concat_tables([
+        rejected(day(2), "b2", "not_json"), rejected(day(1), "b1", "not_json", "missing_field"),
+        rejected(day(2), "b1", "too_deep"), rejected(day(1), "b1", "duplicate_key"),
+    ])
+    data = data.set_column(data.schema.get_field_index("batch_id"), "batch_id", pa.array(["b2", "b1", "b1", "b1", None]))
+    with commits.Transaction(wh, "test") as txn:
+        txn.stage_arrow(data, "rejected_events")
+        staged = txn.staged_files("rejected_events")
+        commit = txn.commit()
+    null = commits.HIVE_NULL
+    assert {key: len(files) for key, files in staged.items()} == {
+        "read_date=2024-01-01/batch_id=b1": 1, f"read_date=2024-01-01/batch_id={null}": 1,
+        "read_date=2024-01-02/batch_id=b1": 1, "read_date=2024-01-02/batch_id=b2": 1,
+    }
+    assert rows(commit, "rejected_events", "reason_code, CAST(read_date AS VARCHAR), batch_id") == sorted([
+        ("not_json", "2024-01-02", "b2"), ("not_json", "2024-01-01", "b1"), ("missing_field", "2024-01-01", "b1"),
+        ("too_deep", "2024-01-02", "b1"), ("duplicate_key", "2024-01-01", None),
+    ], key=repr)
 
 
 def test_unpartitioned_table_is_replaced_whole(wh):
