@@ -55,6 +55,7 @@ SPARK_PARTITIONED_WRITE = 8
 # them (100,000 rows, three files, 263 MB) peaked at 1,008 MB resident with 8,192-row batches,
 # 560 MB with 2,048 (2.9 vs 3.1 s) and 460 MB with 512 (3.5 s), a fresh process each.
 SPLIT_BATCH_ROWS = 2048
+TMP_SUFFIX = ".tmp"  # a commit or views file being written, not yet in place
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"  # Spark's folder name for a null partition value
 VIEWS_FILE = "duckdb_views.sql"
 KEEP_COMMITS = 10
@@ -415,15 +416,16 @@ class Transaction:
 
 
 def _put_if_absent(path: str, text: str) -> None:
-    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-    with open(tmp, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
+    tmp = f"{path}.{uuid.uuid4().hex}{TMP_SUFFIX}"
     try:
+        with open(tmp, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.link(tmp, path)  # fails if the commit exists: two writers never both win one seq
-    finally:
-        os.unlink(tmp)
+    finally:  # a failed write (a full disk) leaves no temporary file behind either
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
     dir_fd = os.open(os.path.dirname(path), os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -464,6 +466,13 @@ def _collect_garbage(root: str, keep_transaction: str) -> None:
         for name in os.listdir(staging):
             if name != keep_transaction and not _alive(name):
                 shutil.rmtree(os.path.join(staging, name), ignore_errors=True)
+    # temporary commit and views files of a writer killed while writing them (one writer at a
+    # time, and this one's own are already in place or removed)
+    for folder, prefix in ((_commit_dir(root), ""), (root, VIEWS_FILE)):
+        for name in os.listdir(folder) if os.path.isdir(folder) else ():
+            if name.startswith(prefix) and name.endswith(TMP_SUFFIX):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(folder, name))
 
 
 def _alive(transaction_id: str) -> bool:
@@ -597,14 +606,29 @@ def duckdb_files_sql(table: str, files: list[str]) -> str:
     if not files:
         return "SELECT " + ", ".join(f'NULL::{t} AS "{c}"' for c, t in columns) + " WHERE false"
     listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-    hive = ""
-    if spec.partition_by:
-        types = ", ".join(f"'{c}': '{registry.duckdb_type(t)}'" for c, t in zip(spec.partition_by, spec.partition_types))
-        hive = f", hive_partitioning = true, hive_types = {{{types}}}"
-    else:
-        hive = ", hive_partitioning = false"
     names = ", ".join(f'"{c}"' for c, _t in columns)
-    return f"SELECT {names} FROM read_parquet([{listing}]{hive})"
+    if not spec.partition_by:
+        return f"SELECT {names} FROM read_parquet([{listing}], hive_partitioning = false)"
+    types = [registry.duckdb_type(t) for t in spec.partition_types]
+    if not _hive_above(files[0], len(spec.partition_by)):
+        hive_types = ", ".join(f"'{c}': '{t}'" for c, t in zip(spec.partition_by, types))
+        return f"SELECT {names} FROM read_parquet([{listing}], hive_partitioning = true, hive_types = {{{hive_types}}})"
+    # DuckDB's hive partitioning takes every key=value folder of a path, those above the
+    # warehouse too (a root under `state=CA/` would read `runs.state` as 'CA' in every row): the
+    # partition values are then read from the folders just above each file instead
+    pattern = "/" + "/".join(f"{c}=([^/]*)" for c in spec.partition_by) + "/[^/]*$"
+    values = {
+        c: f"CAST(NULLIF(regexp_extract(filename, '{pattern}', {i + 1}), '{HIVE_NULL}') AS {t}) AS \"{c}\""
+        for i, (c, t) in enumerate(zip(spec.partition_by, types))
+    }
+    selected = ", ".join(values.get(c, f'"{c}"') for c, _t in columns)
+    return f"SELECT {selected} FROM read_parquet([{listing}], hive_partitioning = false, filename = true)"
+
+
+def _hive_above(path: str, levels: int) -> bool:
+    """Whether a folder above a table's partition folders (`levels` of them, just above the file)
+    is named like a hive partition (`key=value`)."""
+    return any("=" in part for part in os.path.normpath(path).split(os.sep)[:-(levels + 1)])
 
 
 def write_views(commit: Commit) -> None:
@@ -614,7 +638,11 @@ def write_views(commit: Commit) -> None:
     for table in registry.USER_TABLES:
         lines.append(f'CREATE OR REPLACE VIEW "{table.name}" AS {duckdb_relation_sql(commit, table.name)};')
     path = os.path.join(commit.root, VIEWS_FILE)
-    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-    with open(tmp, "w") as handle:
-        handle.write("\n".join(lines) + "\n")
-    os.replace(tmp, path)
+    tmp = f"{path}.{uuid.uuid4().hex}{TMP_SUFFIX}"
+    try:
+        with open(tmp, "w") as handle:
+            handle.write("\n".join(lines) + "\n")
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)

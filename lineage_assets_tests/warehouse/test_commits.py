@@ -10,13 +10,16 @@ Data is staged with `Transaction.stage_arrow` and read back with DuckDB, through
 - partition replacement (`replace=`) drops, keeps and replaces the right partitions, unpartitioned
   tables are replaced whole, and tables a transaction does not stage are carried over unchanged;
 - transactions opened from the same base do not lose each other's updates;
+- a commit whose commit file cannot be written (a full disk) changes nothing and leaves no
+  temporary file; one a killed writer left is removed by the next commit;
 - an uncommitted transaction (aborted, or its process killed after staging) changes nothing, and
   garbage collection removes orphan files, dead writers' staging folders and commits beyond
   `KEEP_COMMITS`, but never a file that a kept commit lists;
 - `props` are carried from commit to commit;
 - `duckdb_views.sql` defines one typed view per user table over the committed files;
 - `commits.writer` is a re-entrant, per-process, kernel-released lock;
-- warehouse paths with quotes, spaces or `=` read correctly;
+- warehouse paths with quotes, spaces or `=` read correctly, and folders above the warehouse
+  named like its columns (`state=CA/`) change nothing readers read;
 - what Spark writes for a partitioned table is cut into one file per partition (and Spark file)
   with the registry's types, a file whose partitions are not contiguous is refused, and the
   checks read the few files Spark wrote; a frame of few partitions is written by Spark into its
@@ -327,6 +330,38 @@ def test_aborted_transaction_changes_nothing(wh):
     assert views(wh).execute("SELECT run_id FROM runs").fetchall() == [("r1",)]
 
 
+def test_a_full_disk_while_the_commit_file_is_written_leaves_readers_and_the_folder_as_before(wh, monkeypatch):
+    """The commit file is written to a temporary file first: when that write fails (here its
+    fsync, as on a full disk) the commit raises, readers stay on the previous commit, and no
+    temporary file is left; one left by a writer killed while writing it (commit or views file)
+    is removed by the next commit's garbage collection."""
+    import errno
+
+    first = commit_one(wh, "runs", runs(day(1), "r1"))
+    commit_dir = Path(wh) / "_commits"
+    real_fsync = os.fsync
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        commit_one(wh, "runs", runs(day(2), "r2"))
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert commits.latest(wh).seq == first.seq and run_rows(commits.latest(wh)) == [("r1", "2024-01-01")]
+    assert views(wh).execute("SELECT run_id FROM runs").fetchall() == [("r1",)]
+    assert not [p.name for p in commit_dir.iterdir() if p.name.endswith(commits.TMP_SUFFIX)]
+
+    stale = [commit_dir / f"{first.seq + 1:020d}.json.dead{commits.TMP_SUFFIX}", Path(wh) / f"{commits.VIEWS_FILE}.dead{commits.TMP_SUFFIX}"]
+    for path in stale:
+        path.write_text("{half")
+    keep = Path(wh) / "notes.tmp"  # not the warehouse's own: left alone
+    keep.write_text("mine")
+    nxt = commit_one(wh, "runs", runs(day(2), "r2"))
+    assert run_rows(nxt) == [("r1", "2024-01-01"), ("r2", "2024-01-02")]
+    assert not any(path.exists() for path in stale) and keep.exists()
+
+
 def test_killed_writer_changes_nothing_and_gc_removes_only_orphans(wh):
     commit_one(wh, "events", events(day(1), "e1"))
     first = commit_one(wh, "runs", runs(day(1), "r1"))
@@ -549,6 +584,25 @@ def test_paths_with_quotes_spaces_and_equals_signs_read_correctly(tmp_path):
     counts = summary.table_counts(root)
     assert counts["runs"] == 2 and counts["current_jobs"] == 1
     assert root in summary.format_summary(root)
+
+
+
+@pytest.mark.parametrize("above", ["state=CA", "end_date=1999-01-01", "run_id=zzz/state=X"])
+def test_folders_above_the_warehouse_named_like_its_columns_do_not_change_what_readers_read(tmp_path, above):
+    """DuckDB's hive partitioning reads every `key=value` folder of a path: a warehouse under
+    `state=CA/` would read `runs.state` as 'CA' in every row, under `end_date=1999-01-01/` every
+    row's end_date as that day. Readers (the relation, the views file, `summary`) get the written
+    values, a null partition value included."""
+    root = str(tmp_path / above / "wh")
+    data = pa.table({"run_id": ["r1", "r2", "r3"], "state": ["COMPLETE"] * 3, "end_date": pa.array([day(1), day(1), None], pa.date32())})
+    last = commit_one(root, "runs", data)
+    expected = [("r1", "COMPLETE", "2024-01-01"), ("r2", "COMPLETE", "2024-01-01"), ("r3", "COMPLETE", None)]
+    assert rows(last, "runs", "run_id, state, CAST(end_date AS VARCHAR)") == expected
+    assert sorted(views(root).execute("SELECT run_id, state, CAST(end_date AS VARCHAR) FROM runs").fetchall(), key=repr) == expected
+    assert rows(last, "runs", "run_id", commits.within("end_date", day(1), day(1))) == [("r1",), ("r2",)]
+    described = dict(c[:2] for c in duckdb.connect().execute(f"DESCRIBE {commits.duckdb_relation_sql(last, 'runs')}").fetchall())
+    assert described["end_date"] == "DATE" and "filename" not in described
+    assert summary.table_counts(root)["runs"] == 3
 
 
 # ---------------------------------------------------------------------------------- Spark's files cut per partition
