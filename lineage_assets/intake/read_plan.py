@@ -139,12 +139,13 @@ def _after_last_break(handle, start: int, size: int) -> int:
 
 def _is_whole_value(tail: bytes) -> bool:
     """An unterminated last line that is already one JSON value (not half of one). A number is
-    not: `12` may be the first half of `1234`."""
+    not: `12` may be the first half of `1234`. Nor is a tail nested too deep for Python's parser
+    (a RecursionError, whole or not): it waits for its line break, and is then a `too_deep` record."""
     text = tail.strip()
     if not text or text[-1:].isdigit():
         return False
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True

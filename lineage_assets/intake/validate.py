@@ -26,9 +26,11 @@ from lineage_assets.intake.decode import Limits, limit, show_value
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
 LIFECYCLE_STATES = ("ALTER", "CREATE", "DROP", "OVERWRITE", "RENAME", "TRUNCATE")
 
-# ASCII digits only (\d would take Arabic-Indic ones), and nothing after the offset (not even a newline)
+# ASCII digits only (\d would take Arabic-Indic ones), and nothing after the offset (not even a
+# newline). The offset's minutes are 00-59: `fromisoformat` takes +05:99 as 6 h 39 min. RFC 3339
+# allows a lowercase `t` and `z`.
 _DATETIME = re.compile(
-    r"([0-9]{4}-[0-9]{2}-[0-9]{2})[T ]([0-9]{2}:[0-9]{2}(?::[0-9]{2})?)(?:\.([0-9]+))?(Z|z|[+-][0-9]{2}(?::?[0-9]{2})?)?"
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt ]([0-9]{2}:[0-9]{2}(?::[0-9]{2})?)(?:\.([0-9]+))?(Z|z|[+-][0-9]{2}(?::?[0-5][0-9])?)?"
 )
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # the spec's "format": "uuid": 8-4-4-4-12 hex digits (uuid.UUID() also takes braces, "urn:uuid:",

@@ -345,6 +345,22 @@ def test_incomplete_tail_is_pending_and_read_once_completed(drops, tail, rest):
     assert intake.records == decode_drop(path.read_bytes())
 
 
+@pytest.mark.parametrize("tail", [b"[" * 5000, b'{"a":' * 2000, b"[" * 3000 + b"]" * 3000], ids=["open_arrays", "open_objects", "whole_but_deep"])
+def test_a_tail_nested_too_deep_to_parse_waits_and_is_then_a_too_deep_record(drops, tail):
+    """Python's parser raises RecursionError (not ValueError) on a last line nested thousands
+    deep: the batch must not fail on it (it would fail every batch after it too). It is pending
+    like any unterminated line, and once its line ends it is a record the decoder rejects."""
+    path = write(drops / "a.ndjson", b'{"n": 1}\n' + tail)
+    intake = Intake(drops)
+    _, _units, reads, records = intake.tick()
+    assert [r.source_line for r in records] == [1]
+    assert reads[0].pending_bytes == len(tail)
+    append(path, b"\n")
+    records = intake.tick()[3]
+    assert [(r.source_line, r.error_code) for r in records] == [(2, "too_deep")]
+    assert intake.records == decode_drop(path.read_bytes())
+
+
 def test_tail_growing_over_several_ticks_without_a_line_break(drops):
     path = write(drops / "a.ndjson", b'{"n": 1}\n')
     intake = Intake(drops)

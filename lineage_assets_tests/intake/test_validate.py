@@ -217,6 +217,8 @@ def test_unicode_job_name_and_url_like_namespace_are_kept_unchanged():
         ("2024-03-01T10:15:30+0530", dt.datetime(2024, 3, 1, 4, 45, 30, tzinfo=UTC)),
         ("2024-03-01T10:15:30", dt.datetime(2024, 3, 1, 10, 15, 30, tzinfo=UTC)),
         ("2024-03-01T10:15:30.123456789Z", dt.datetime(2024, 3, 1, 10, 15, 30, 123456, tzinfo=UTC)),
+        ("2024-03-01t10:15:30z", dt.datetime(2024, 3, 1, 10, 15, 30, tzinfo=UTC)),  # RFC 3339's lowercase
+        ("2024-03-01T10:15:30-00:59", dt.datetime(2024, 3, 1, 11, 14, 30, tzinfo=UTC)),
     ],
 )
 def test_parse_event_time(raw, expected):
@@ -247,7 +249,10 @@ def test_nanoseconds_are_truncated_and_raw_is_kept():
     assert row["event_time_raw"] == raw
 
 
-@pytest.mark.parametrize("raw", ["yesterday", "2020-13-45T00:00:00Z", "2020-02-30T00:00:00Z", "2024-03-01", ""])
+@pytest.mark.parametrize("raw", [
+    "yesterday", "2020-13-45T00:00:00Z", "2020-02-30T00:00:00Z", "2024-03-01", "",
+    "2024-05-01T10:00:00+05:99", "2024-05-01T10:00:00+0575", "2024-05-01T10:00:00+05:60", "2024-05-01T23:30:00-00:90",
+])
 def test_parse_event_time_rejects_garbage(raw):
     with pytest.raises(ValueError):
         parse_event_time(raw)
