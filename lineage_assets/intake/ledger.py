@@ -23,6 +23,7 @@ pretty-printed document is consumed whole (`whole`) and any change to it makes i
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import stat
@@ -149,7 +150,22 @@ def sniff_form(head: bytes) -> str:
     first, newline, _ = text.partition(b"\n")
     # a lone "{" is a pretty-printed document only once its line has ended: before that it may be
     # the first byte of an NDJSON line being appended (undecided: NDJSON, nothing consumed yet)
-    return WHOLE if first.strip() == b"{" and newline else NDJSON
+    if not newline or not first.startswith(b"{"):
+        return NDJSON
+    if first.strip() == b"{":
+        return WHOLE
+    # a first line that opens an object and is not a JSON value by itself: a document printed with
+    # its first key on the "{" line when what was read is one JSON value; otherwise an NDJSON file
+    # whose first line is broken (or a document longer than `head`: read line by line, as before)
+    return WHOLE if not _json_value(first) and _json_value(text) else NDJSON
+
+
+def _json_value(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return False
+    return True
 
 
 def list_drop_folder(

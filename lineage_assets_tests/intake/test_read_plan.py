@@ -525,6 +525,23 @@ def test_whole_forms_are_never_split(drops):
     assert [r.value["i"] for r in records_of(drops, [u for u in units if u.path == "g.ndjson.gz"])] == list(range(200))
 
 
+def test_a_document_printed_with_its_first_key_on_the_brace_line_is_read_whole(drops):
+    """One event pretty-printed as `{"eventType": ...,` then a key per line is one record, as
+    `decode_drop` reads it; a file whose broken first line merely opens an object stays NDJSON
+    (each of its lines a record of its own)."""
+    event = {"eventType": "COMPLETE", "eventTime": "2024-05-01T10:00:00Z", "run": {"runId": "r"}, "job": {"namespace": "ns", "name": "j"}}
+    doc = ("{" + ",\n ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in event.items()) + "}\n").encode()
+    broken = b'{"eventType": "START", "run\n{"n": 2}\n{"n": 3}\n'
+    write(drops / "doc.json", doc)
+    write(drops / "broken.ndjson", broken)
+    units, reads = plan_reads(str(drops), changed_files(drops, {}), "b1")
+    assert {r.path: r.form for r in reads} == {"doc.json": WHOLE, "broken.ndjson": NDJSON}
+    doc_records = records_of(drops, [u for u in units if u.path == "doc.json"])
+    assert [(r.source_line, r.value) for r in doc_records] == [(1, event)] and doc_records == decode_drop(doc)
+    broken_records = records_of(drops, [u for u in units if u.path == "broken.ndjson"])
+    assert [(r.source_line, r.error_code) for r in broken_records] == [(1, "not_json"), (2, None), (3, None)]
+
+
 # ---------------------------------------------------------------------------------------------
 # 7 (reading side). BOM and leading blank lines
 
