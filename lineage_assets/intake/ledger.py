@@ -172,8 +172,9 @@ def list_drop_folder(
     drop_dir: str | Path, log: logging.Logger | None = None, unstated: frozenset | set = frozenset()
 ) -> dict[str, os.stat_result | None]:
     """Every readable drop file: relpath -> stat. Ignored: dot-files and dot-folders, `.tmp` and
-    `.partial` names, symlinked folders, and any file whose real path (a link's target included)
-    lies outside the drop folder or has an ignored name. One `stat` per file, except for the
+    `.partial` names, symlinked folders, any file whose real path (a link's target included)
+    lies outside the drop folder or has an ignored name, and (with a warning at every listing)
+    any whose path is not valid UTF-8. One `stat` per file, except for the
     regular files named in `unstated` (listed with None)."""
     log = log or logging.getLogger(__name__)
     root = os.fspath(drop_dir)
@@ -211,6 +212,10 @@ def list_drop_folder(
             relpath = entry.path[cut:]
             if os.sep != "/":
                 relpath = relpath.replace(os.sep, "/")
+            if not _utf8(relpath):  # its bytes kept as surrogates: no table (Arrow, Parquet) can hold the name
+                shown = os.fsencode(entry.path).decode("utf-8", "backslashreplace")
+                log.warning("ignoring %s: its name is not valid UTF-8; rename it to have it read", shown)
+                continue
             if relpath in unstated and entry.is_file(follow_symlinks=False):
                 found[relpath] = None
                 continue
@@ -223,6 +228,14 @@ def list_drop_folder(
                 continue
             found[relpath] = info
     return found
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def changed_files(

@@ -121,6 +121,25 @@ def test_listing_symlinks(drops, tmp_path, caplog):
     assert "linked_sub" in messages
 
 
+def test_a_file_whose_name_is_not_utf8_is_left_out_with_a_warning_and_the_others_are_read(drops, caplog):
+    """A name in another encoding (latin-1 `caf\\xe9.ndjson`, in a folder of that name too) cannot
+    be stored in any table: listing it failed every landing batch, so the files beside it never
+    landed. It is left out, and every listing says so."""
+    write(drops / "good.ndjson", b'{"a": 1}\n')
+    bad_dir = os.path.join(os.fsencode(drops), b"d\xe9p\xf4t")
+    os.makedirs(bad_dir)
+    for folder in (os.fsencode(drops), bad_dir):
+        with open(os.path.join(folder, b"caf\xe9.ndjson"), "wb") as handle:
+            handle.write(b'{"a": 2}\n')
+    with caplog.at_level(logging.WARNING, logger=LOGGER_NAME):
+        found = list_drop_folder(drops, logging.getLogger(LOGGER_NAME))
+        changes = changed_files(drops, {}, logging.getLogger(LOGGER_NAME))
+    assert set(found) == {"good.ndjson"} and [c.path for c in changes] == ["good.ndjson"]
+    warnings = [r.getMessage() for r in caplog.records if "not valid UTF-8" in r.getMessage()]
+    assert any("caf\\xe9.ndjson" in m and "d\\xe9p" not in m for m in warnings)
+    assert any("d\\xe9p\\xf4t/caf\\xe9.ndjson" in m for m in warnings)
+
+
 def test_listing_missing_folder_is_empty(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger=LOGGER_NAME):
         assert list_drop_folder(tmp_path / "nope", logging.getLogger(LOGGER_NAME)) == {}
