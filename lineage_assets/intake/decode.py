@@ -183,6 +183,9 @@ def _float(text: str) -> float:
     value = float(text)
     if math.isinf(value):
         raise _JsonReject(reasons.INVALID_NUMBER, f"number {show_value(text)} is beyond the range of a double")
+    if value == 0 and any(c in "123456789" for c in text.partition("e")[0].partition("E")[0]):
+        # 1e-400 reads as 0.0: the stored event would say 0.0 where the producer said otherwise
+        raise _JsonReject(reasons.INVALID_NUMBER, f"number {show_value(text)} is too small for a double (it reads as 0)")
     _FLOATS.made += 1
     return value
 

@@ -190,6 +190,7 @@ CORPUS: list[Case] = [
     sandwich("infinity", line(event()).replace(b'"producer"', b'"x": Infinity, "producer"'), reasons.INVALID_NUMBER, "Infinity"),
     sandwich("minus-infinity", line(event()).replace(b'"producer"', b'"x": [-Infinity], "producer"'), reasons.INVALID_NUMBER),
     sandwich("number-beyond-double", line(event()).replace(b'"producer"', b'"x": 1e400, "producer"'), reasons.INVALID_NUMBER, "1e400"),
+    sandwich("number-below-double", line(event()).replace(b'"producer"', b'"x": [0.0, 0e5, 1e-400], "producer"'), reasons.INVALID_NUMBER, "1e-400"),
     sandwich("integer-of-5000-digits", line(event()).replace(b'"producer"', b'"x": ' + b"9" * 5000 + b', "producer"'), reasons.INVALID_NUMBER),
     sandwich("duplicate-top-level-key", line(event()).replace(b'"producer"', b'"eventTime": "2024-05-02T00:00:00Z", "producer"'),
              reasons.DUPLICATE_KEY, "'eventTime'"),
