@@ -38,7 +38,7 @@ from dagster._core.storage.tags import (
 )
 
 from lineage_assets.defs.resources import LineagePaths
-from lineage_assets.intake.ledger import changed_files
+from lineage_assets.intake.ledger import abandoned_before_ns, changed_files
 from lineage_assets.pipeline import events, fold, landing, snapshot
 from lineage_assets.pipeline.landing import read_ledger
 from lineage_assets.pipeline.progress import Pending
@@ -103,7 +103,7 @@ def next_work(paths: LineagePaths, log=None, today: dt.date | None = None, stage
     candidates: dict[str, tuple[Work, str]] = {}
     if "landing" in stages:
         quiet = _quiet_after_ns(paths.drop_dir, time.time())
-        changes = changed_files(paths.drop_dir, read_ledger(base), log, quiet_after_ns=quiet)
+        changes = changed_files(paths.drop_dir, read_ledger(base), log, quiet_after_ns=quiet, abandoned_before_ns=abandoned_before_ns(time.time()))
         if changes:
             candidates["landing"] = Work(INTAKE_JOB, f"landing:{base.seq}"), f"{len(changes)} new or grown file(s), e.g. {changes[0].path}"
     today_text = str(today or dt.datetime.now(dt.timezone.utc).date())

@@ -37,6 +37,10 @@ import pyarrow.compute as pc
 from lineage_assets.intake.decode import GZIP_MAGIC
 
 WINDOW = 1 << 16  # bytes fingerprinted at each end of a consumed prefix
+# An unterminated last line of a file untouched this long is read as the file's last record (a
+# producer that died mid-line, or lines ended by a lone CR): waiting for its line break forever
+# would leave it without an outcome.
+ABANDONED_TAIL_SECONDS = 3600
 NDJSON, WHOLE = "ndjson", "whole"
 IGNORED_SUFFIXES = (".tmp", ".partial")
 NEW, GROWN, REPLACED = "new", "grown", "replaced"
@@ -83,6 +87,7 @@ class FileChange:
     size: int
     mtime_ns: int
     previous: FileState | None  # the ledger row (GROWN: where reading resumes)
+    flush: bool = False  # read an unterminated last line too (`abandoned_before_ns`)
 
 
 class Ledger(Mapping):
@@ -238,9 +243,14 @@ def _utf8(name: str) -> bool:
     return True
 
 
+def abandoned_before_ns(now: float) -> int:
+    """The mtime before which a pending last line is abandoned (`ABANDONED_TAIL_SECONDS`)."""
+    return int((now - ABANDONED_TAIL_SECONDS) * 1e9)
+
+
 def changed_files(
     drop_dir: str | Path, ledger: Mapping[str, FileState], log: logging.Logger | None = None,
-    quiet_after_ns: int | None = None,
+    quiet_after_ns: int | None = None, abandoned_before_ns: int | None = None,
 ) -> list[FileChange]:
     """Files with something new since the ledger, in path order. Costs a listing, a stat per file
     and, per file whose stat changed, two WINDOW reads: never a read of the whole file.
@@ -248,7 +258,11 @@ def changed_files(
     With `quiet_after_ns` (a quick look, as the sensor takes between full sweeps), files the
     ledger consumed entirely whose mtime is older than that are not even stat'ed: a file landed
     whole (renamed into place) does not change, so a tick over 100,000 landed files costs the
-    listing. An append to such a quiet file is found by the next full look (or landing batch)."""
+    listing. An append to such a quiet file is found by the next full look (or landing batch).
+
+    With `abandoned_before_ns`, an unchanged file whose unterminated last line (pending since
+    the last read) has not been touched since then is a change too, whose last line is to be read
+    as it is (`FileChange.flush`)."""
     out: list[FileChange] = []
     identities = ledger.identities() if isinstance(ledger, Ledger) else {
         path: (s.device, s.inode, s.size, s.mtime_ns) for path, s in ledger.items()
@@ -258,11 +272,16 @@ def changed_files(
         consumed = ledger.consumed() if isinstance(ledger, Ledger) else {p: s.offset == s.size for p, s in ledger.items()}
         unstated = {p for p, ident in identities.items() if ident[3] < quiet_after_ns and consumed.get(p)}
     for path, info in sorted(list_drop_folder(drop_dir, log, unstated).items()):
-        if info is None or identities.get(path) == (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns):
+        if info is None:
             continue
         before = ledger.get(path)
-        kind = NEW if before is None else _grown_or_replaced(os.path.join(drop_dir, path), before, info)
-        if kind is None:
+        if identities.get(path) == (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns):
+            kind = None
+        else:
+            kind = NEW if before is None else _grown_or_replaced(os.path.join(drop_dir, path), before, info)
+        if kind is None:  # nothing new (or only its mtime): its pending last line, if any, may be abandoned
+            if abandoned_before_ns is not None and before.offset < info.st_size and info.st_mtime_ns < abandoned_before_ns:
+                out.append(FileChange(path, GROWN, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, before, flush=True))
             continue
         out.append(FileChange(path, kind, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, before))
     return out

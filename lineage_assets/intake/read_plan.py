@@ -83,7 +83,7 @@ def _plan_file(full: str, change: FileChange, batch_id: str, split: int) -> tupl
                 digest.update(block)
             end, bounds, newlines = size, [(0, 1)], 0
         else:
-            end, bounds, newlines = _ndjson_range(handle, start, size, lines + 1, split, digest)
+            end, bounds, newlines = _ndjson_range(handle, start, size, lines + 1, split, digest, change.flush)
         head, tail = prefix_fingerprints(handle, end)
     units = [
         ReadUnit(change.path, fid, form, b_start, b_end, b_line)
@@ -97,11 +97,13 @@ def _plan_file(full: str, change: FileChange, batch_id: str, split: int) -> tupl
     return units, read
 
 
-def _ndjson_range(handle, start: int, size: int, first_line: int, split: int, digest) -> tuple[int, list[tuple[int, int]], int]:
+def _ndjson_range(
+    handle, start: int, size: int, first_line: int, split: int, digest, flush: bool = False,
+) -> tuple[int, list[tuple[int, int]], int]:
     """(end, [(chunk start, its first line)], line breaks in [start, end)) of an NDJSON range,
     hashing [start, end) into `digest`. `end` is after the last line break, or `size` when the
-    bytes after it are already a whole JSON value."""
-    end = _after_last_break(handle, start, size)
+    bytes after it are already a whole JSON value or `flush` (an abandoned last line) is set."""
+    end = size if flush else _after_last_break(handle, start, size)
     if end < size:
         handle.seek(end)
         if _is_whole_value(handle.read(size - end)):

@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import os
 import secrets
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -30,6 +31,7 @@ from lineage_assets.intake.ledger import (
     WHOLE,
     FileState,
     Ledger,
+    abandoned_before_ns,
     changed_files,
     prefix_fingerprints,
 )
@@ -255,7 +257,7 @@ def land_batch(
     with commits.writer(root):
         base = commits.latest(root)
         ledger = read_ledger(base)
-        changes = changed_files(drop_dir, ledger)
+        changes = changed_files(drop_dir, ledger, abandoned_before_ns=abandoned_before_ns(time.time()))
         if not changes:
             log("landing: nothing new in the drop folder")
             return _nothing()

@@ -18,12 +18,14 @@ from lineage_assets_tests.support import ByteCounter
 from lineage_assets.intake import read_plan
 from lineage_assets.intake.decode import decode_drop, decode_ndjson_chunk
 from lineage_assets.intake.ledger import (
+    ABANDONED_TAIL_SECONDS,
     GROWN,
     NDJSON,
     NEW,
     REPLACED,
     WHOLE,
     WINDOW,
+    abandoned_before_ns,
     changed_files,
     updated,
 )
@@ -90,9 +92,9 @@ class Intake:
     reads: list = field(default_factory=list)
     records: list = field(default_factory=list)
 
-    def tick(self):
+    def tick(self, abandoned_before_ns: int | None = None):
         self.ticks += 1
-        changes = changed_files(self.drops, self.ledger)
+        changes = changed_files(self.drops, self.ledger, abandoned_before_ns=abandoned_before_ns)
         units, reads = plan_reads(str(self.drops), changes, f"batch-{self.ticks}", split=self.split)
         records = records_of(self.drops, units)
         self.ledger = updated(self.ledger, [read.state for read in reads])
@@ -359,6 +361,47 @@ def test_a_tail_nested_too_deep_to_parse_waits_and_is_then_a_too_deep_record(dro
     records = intake.tick()[3]
     assert [(r.source_line, r.error_code) for r in records] == [(2, "too_deep")]
     assert intake.records == decode_drop(path.read_bytes())
+
+
+@pytest.mark.parametrize("data, expected", [
+    (b'{"n": 1}\n{"n": 2, "s": "cut sho', [(2, "not_json")]),  # a producer that died mid-line
+    (b'{"n": 1}\r{"n": 2}\r', [(1, "not_json")]),  # lone CR line ends: no line break at all
+], ids=["dead_producer", "lone_cr"])
+def test_an_unterminated_last_line_untouched_for_an_hour_is_read_as_the_last_record(drops, data, expected):
+    """A last line without its line break waits while the file may still grow; once the file
+    has been untouched for ABANDONED_TAIL_SECONDS it is read as it is, so it gets an outcome (a
+    reject with a reason) instead of none, ever. Bytes appended later are read after it."""
+    path = write(drops / "a.ndjson", data)
+    intake = Intake(drops)
+    mtime = os.stat(path).st_mtime_ns
+    intake.tick(abandoned_before_ns=mtime)  # touched at the limit: not abandoned yet
+    assert intake.reads[-1].pending_bytes > 0
+    assert intake.tick(abandoned_before_ns=mtime)[0] == []
+    hour_later = mtime + ABANDONED_TAIL_SECONDS * 10**9
+    assert abandoned_before_ns(hour_later / 1e9 + 1) > mtime
+    changes, _units, reads, records = intake.tick(abandoned_before_ns=abandoned_before_ns(hour_later / 1e9 + 1))
+    assert [(c.kind, c.flush) for c in changes] == [(GROWN, True)]
+    assert [(r.source_line, r.error_code) for r in records] == expected
+    assert reads[0].pending_bytes == 0 and reads[0].state.offset == len(data)
+    assert intake.tick(abandoned_before_ns=abandoned_before_ns(hour_later / 1e9 + 1))[0] == []  # read once
+    assert [r.error_code for r in intake.records].count("not_json") == 1
+    append(path, b'\n{"n": 3}\n')
+    records = intake.tick()[3]
+    assert [r.value for r in records] == [{"n": 3}]
+
+
+def test_a_pending_last_line_whose_file_was_only_touched_is_abandoned_too(drops):
+    """A file whose mtime changed but not its bytes (a `touch`) is not grown; its pending last line
+    is read as it is once that mtime is an hour old, and not before."""
+    path = write(drops / "a.ndjson", b'{"n": 1}\n{"n": 2, "s": "cut')
+    intake = Intake(drops)
+    intake.tick()
+    old = os.stat(path).st_mtime - 2 * ABANDONED_TAIL_SECONDS
+    os.utime(path, (old, old))
+    assert intake.tick(abandoned_before_ns=int((old - 1) * 1e9))[0] == []
+    changes, _units, _reads, records = intake.tick(abandoned_before_ns=int((old + 1) * 1e9))
+    assert [(c.kind, c.flush) for c in changes] == [(GROWN, True)]
+    assert [(r.source_line, r.error_code) for r in records] == [(2, "not_json")]
 
 
 def test_tail_growing_over_several_ticks_without_a_line_break(drops):
