@@ -633,8 +633,9 @@ def _hive_above(path: str, levels: int) -> bool:
 
 def write_views(commit: Commit) -> None:
     """`duckdb_views.sql`: one view per table over this commit's files (atomically replaced)."""
+    shown = os.path.join(commit.root, VIEWS_FILE).replace("\n", " ").replace("\r", " ")  # a line break would end the comment
     lines = [f"-- lineage_assets warehouse, commit {commit.seq} ({commit.info.get('operation', '')}); "
-             f"regenerated at every commit. In DuckDB: .read {os.path.join(commit.root, VIEWS_FILE)}"]
+             f"regenerated at every commit. In DuckDB: .read {shown}"]
     for table in registry.USER_TABLES:
         lines.append(f'CREATE OR REPLACE VIEW "{table.name}" AS {duckdb_relation_sql(commit, table.name)};')
     path = os.path.join(commit.root, VIEWS_FILE)

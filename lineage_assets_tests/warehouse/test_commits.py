@@ -587,12 +587,13 @@ def test_paths_with_quotes_spaces_and_equals_signs_read_correctly(tmp_path):
 
 
 
-@pytest.mark.parametrize("above", ["state=CA", "end_date=1999-01-01", "run_id=zzz/state=X"])
+@pytest.mark.parametrize("above", ["state=CA", "end_date=1999-01-01", "run_id=zzz/state=X", "line\nbreak"])
 def test_folders_above_the_warehouse_named_like_its_columns_do_not_change_what_readers_read(tmp_path, above):
     """DuckDB's hive partitioning reads every `key=value` folder of a path: a warehouse under
     `state=CA/` would read `runs.state` as 'CA' in every row, under `end_date=1999-01-01/` every
     row's end_date as that day. Readers (the relation, the views file, `summary`) get the written
-    values, a null partition value included."""
+    values, a null partition value included (and under a folder whose name holds a line break,
+    which would end the views file's comment line)."""
     root = str(tmp_path / above / "wh")
     data = pa.table({"run_id": ["r1", "r2", "r3"], "state": ["COMPLETE"] * 3, "end_date": pa.array([day(1), day(1), None], pa.date32())})
     last = commit_one(root, "runs", data)
