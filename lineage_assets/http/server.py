@@ -49,7 +49,7 @@ from starlette.routing import Route
 from lineage_assets.http.read_api import ReadApi
 
 from lineage_assets.intake import reasons
-from lineage_assets.intake.decode import GZIP_MAGIC, decode_drop
+from lineage_assets.intake.decode import GZIP_MAGIC, Limits, decode_drop
 from lineage_assets.intake.validate import Rejection, event_row
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ DEFAULT_PORT = 5000
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # on the wire and after gunzip
 DEFAULT_BATCH_MAX_EVENTS = 1000
 DEFAULT_BATCH_MAX_WAIT_MS = 10.0
-THREAD_PARSE_BYTES = 256 * 1024  # larger bodies are parsed off the event loop
+THREAD_PARSE_BYTES = 256 * 1024  # larger bodies, and every gzip body, are parsed off the event loop
 MAX_LISTED_FAILURES = 100
 
 JSON_TYPES = ("application/json",)
@@ -268,7 +268,12 @@ class BatchWriter:
             if not published:
                 os.unlink(tmp)
                 continue  # the name was taken (a clock step back): take the next one
-            fsync_dir(self.folder)
+            try:
+                fsync_dir(self.folder)
+            except BaseException:  # not durable, so not acknowledged: nothing of it may stay stored
+                with contextlib.suppress(OSError):
+                    os.unlink(final)
+                raise
             return f"{SUBFOLDER}/{name}"
 
 
@@ -283,7 +288,12 @@ def _publish(tmp: Path, final: Path) -> bool:
             return False
         os.rename(tmp, final)
         return True
-    os.unlink(tmp)
+    try:
+        os.unlink(tmp)
+    except BaseException:  # the request fails: the final name must not stay behind either
+        with contextlib.suppress(OSError):
+            os.unlink(final)
+        raise
     return True
 
 
@@ -313,7 +323,7 @@ def gunzip_capped(data: bytes, limit: int) -> bytes:
             chunk = inflater.unconsumed_tail
         if not inflater.eof:
             raise _BadRequest(BAD_GZIP, "gzip body is truncated (no end-of-stream marker)")
-        rest = inflater.unused_data.lstrip(b"\x00")
+        rest = inflater.unused_data.lstrip(b"\x00 \t\r\n")  # padding or a final newline, as the intake allows
     return b"".join(out)
 
 
@@ -374,7 +384,10 @@ def events_to_ndjson(body: bytes) -> tuple[bytes, int]:
 
 
 def _body_to_ndjson(raw: bytes, gzipped: bool, limit: int) -> tuple[bytes, int]:
-    return events_to_ndjson(gunzip_capped(raw, limit) if gzipped else raw)
+    body = gunzip_capped(raw, limit) if gzipped else raw
+    if gzipped and body.startswith(GZIP_MAGIC):  # decode_drop would inflate it again, past `limit`
+        raise _BadRequest(BAD_GZIP, "body is gzip inside gzip: compress it once")
+    return events_to_ndjson(body)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,6 +416,7 @@ def create_app(
     is required as `Authorization: Bearer <key>` on the POST routes."""
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be >= 1")
+    Limits.from_env()  # a mistyped LINEAGE_MAX_* fails here, not as a 400 for every valid event
     writer = BatchWriter(drop_dir, batch_max_events, batch_max_wait_ms)
     config = _Config(api_key or None, max_body_bytes)
 
@@ -486,7 +500,7 @@ async def _receive(request: Request, writer: BatchWriter, config: _Config) -> JS
     raw = b"".join(chunks)
     gzipped = encoding in ("gzip", "x-gzip") or raw.startswith(GZIP_MAGIC)  # undeclared gzip: same cap
     try:
-        if size > THREAD_PARSE_BYTES:
+        if gzipped or size > THREAD_PARSE_BYTES:  # a small gzip body may inflate to `limit` bytes
             data, received = await anyio.to_thread.run_sync(_body_to_ndjson, raw, gzipped, limit)
         else:
             data, received = _body_to_ndjson(raw, gzipped, limit)

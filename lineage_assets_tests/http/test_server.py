@@ -263,6 +263,62 @@ def test_unsupported_media_types_are_415_and_corrupt_gzip_is_400(tmp_path):
     assert charset.status_code == 200 and len(landed_ids(drops)) == 1
 
 
+def test_gzip_inside_gzip_is_400_and_gzip_followed_by_a_newline_is_read(tmp_path, monkeypatch):
+    """A body compressed twice would be inflated a second time by the intake's decoder, past
+    `--max-body-bytes` (a bomb of 56 KB on the wire stored 723 KB): it is refused. A gzip body
+    followed by a line break (what `curl --data-binary @file.gz` of an edited file sends) is read,
+    as the intake reads those bytes. Every gzip body is parsed off the event loop."""
+    drops = tmp_path / "drops"
+    events = _events(3)
+    once = gzip.compress(json.dumps(events[0]).encode())
+    twice = gzip.compress(once)
+    parsed_in_a_thread = []
+    real_run_sync = server_module.anyio.to_thread.run_sync
+
+    async def recording(fn, *args, **kwargs):
+        parsed_in_a_thread.append(fn.__name__)
+        return await real_run_sync(fn, *args, **kwargs)
+
+    monkeypatch.setattr(server_module.anyio.to_thread, "run_sync", recording)
+    with serving(drops, max_body_bytes=1 << 16) as (url, _app):
+        doubled = _post(url, twice, Content_Encoding="gzip")
+        newline = _post(url, once + b"\n", Content_Encoding="gzip")
+        plain = _post(url, events[1])
+    assert (doubled.status_code, doubled.json()["error"]) == (400, "bad_gzip")
+    assert newline.status_code == 200 and plain.status_code == 200
+    assert sorted(landed_ids(drops)) == sorted([event_id(events[0]), event_id(events[1])])
+    assert parsed_in_a_thread.count("_body_to_ndjson") == 2  # the two gzip bodies, not the small plain one
+
+
+def test_a_failure_after_the_file_got_its_final_name_is_503_and_removes_it(tmp_path, monkeypatch):
+    """The folder's fsync (or removing the temporary name) fails once the file has its final
+    name: the request is not acknowledged (503), so the file must not stay stored either, or the
+    client's retry would store the events twice."""
+    drops = tmp_path / "drops"
+    events = _events(2)
+
+    def broken_folder(path):
+        raise OSError(5, "Input/output error")
+
+    with serving(drops, batch_max_wait_ms=0) as (url, _app):
+        assert requests.get(url + "/", timeout=30).status_code == 200
+        monkeypatch.setattr(server_module, "fsync_dir", broken_folder)
+        failed = _post(url, events[0])
+        monkeypatch.undo()
+        after = _post(url, events[1])
+    assert (failed.status_code, failed.json()["error"]) == (503, "storage_unavailable")
+    assert after.status_code == 200
+    assert landed_ids(drops) == [event_id(events[1])]
+
+
+def test_a_mistyped_intake_limit_fails_at_startup_not_as_a_400_per_event(tmp_path, monkeypatch):
+    """A 400 tells the client its event is bad, and clients drop such events: a configuration
+    error must stop the server instead."""
+    monkeypatch.setenv("LINEAGE_MAX_DEPTH", "64k")
+    with pytest.raises(ValueError, match="LINEAGE_MAX_DEPTH"):
+        server_module.create_app(tmp_path / "drops")
+
+
 def test_an_empty_batch_stores_nothing(tmp_path):
     drops = tmp_path / "drops"
     with serving(drops) as (url, _app):
