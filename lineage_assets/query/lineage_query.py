@@ -170,8 +170,10 @@ class LineageQuery:
             refs = [r for r in candidates(node_id) if r.kind in ("job", "dataset")]
             if not refs:
                 raise ValueError(f"lineage() takes a job or dataset node, not {node_id!r}")
-            if split_version(node_id)[1] is not None:
-                raise ValueError(f"lineage() answers the current graph: node id {node_id!r} names a version (#...); column_lineage() takes versions")
+            if split_version(node_id)[1] is not None:  # a version, unless the id names a node whole (a '#' in its name)
+                refs = [r for r in refs if r.version is None]
+                if not any(self._exists(self.canonical(r)) for r in refs):
+                    raise ValueError(f"lineage() answers the current graph: node id {node_id!r} names a version (#...); column_lineage() takes versions")
         return _one_match([self.canonical(r) for r in refs], self._exists, node_id, "the current lineage graph", "namespace= and name=")
 
     # ------------------------------------------------------------------ lineage
@@ -227,6 +229,8 @@ class LineageQuery:
             self._refresh()
             if node_id is not None and namespace is None and not is_urn(node_id):
                 _, id_version = split_version(node_id) if isinstance(node_id, str) else (None, None)
+                if id_version is not None and self._names_a_node_whole(node_id):  # a '#' in a name, not a version
+                    id_version = None
                 if id_version is not None:
                     if dataset_version is not None and dataset_version != id_version:
                         raise ValueError(f"node id {node_id!r} names version {id_version!r} but dataset_version={dataset_version!r}")
@@ -277,6 +281,15 @@ class LineageQuery:
             [self.canonical(r) for r in refs], lambda r: self._column_node_exists(r, versioned), node_id, "the column lineage",
             "namespace=, name= and field=",
         )
+
+    def _names_a_node_whole(self, node_id: str) -> bool:
+        """Whether an id ending in `#...` names a node of the column lineage as it is (its name
+        or field holds the '#'), rather than a version of one."""
+        try:
+            whole = [r for r in candidates(node_id) if r.version is None]
+        except ValueError:
+            return False
+        return any(self._column_node_exists(self.canonical(r), False) for r in whole)
 
     def _column_node_exists(self, ref: NodeRef, versioned: bool) -> bool:
         con = self._con

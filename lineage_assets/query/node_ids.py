@@ -62,13 +62,28 @@ def split_version(node_id: str) -> tuple[str, str | None]:
 
 
 def candidates(node_id: str) -> list[NodeRef]:
-    """Every reading of a string id; raises ValueError when none is well formed."""
+    """Every reading of a string id; raises ValueError when none is well formed. An id ending in
+    `#<text>` is read both ways: with that version, and whole (a `#` in a name or field)."""
     if not isinstance(node_id, str) or not node_id:
         raise ValueError("node id must be a non-empty string like 'job:namespace:name'")
     if len(node_id) > MAX_ID_LENGTH:
         raise ValueError(f"node id of {len(node_id)} characters is longer than {MAX_ID_LENGTH}")
     base, version = split_version(node_id)
-    kind, sep, rest = base.partition(":")
+    found: list[NodeRef] = []
+    error: ValueError | None = None
+    for text, text_version in [(base, version), (node_id, None)] if version is not None else [(node_id, None)]:
+        try:
+            found += _readings(node_id, text, text_version)
+        except ValueError as exc:
+            error = error or exc
+    if not found:
+        raise error or ValueError(f"node id {node_id!r} has an empty namespace or name")
+    return found
+
+
+def _readings(node_id: str, text: str, version: str | None) -> list[NodeRef]:
+    """The readings of `text` (the id, or the id without its version) split at its colons."""
+    kind, sep, rest = text.partition(":")
     if not sep or kind not in KINDS:
         raise ValueError(f"node id {node_id!r} must start with one of {', '.join(k + ':' for k in KINDS)}")
     parts = rest.split(":")
@@ -94,6 +109,4 @@ def candidates(node_id: str) -> list[NodeRef]:
             ns, name = ":".join(parts[:i]), ":".join(parts[i:])
             if ns and name:
                 found.append(NodeRef(kind, ns, name, None, version))
-    if not found:
-        raise ValueError(f"node id {node_id!r} has an empty namespace or name")
     return found

@@ -399,3 +399,41 @@ def test_answers_come_from_the_committed_snapshot_until_the_next_commit(spark, m
         with pytest.raises(NodeNotFound):
             other.lineage("job:ns:Q")
     q.close()
+
+
+def test_a_hash_in_a_dataset_name_is_part_of_its_id_not_a_version(tmp_path):
+    """`dataset:hdfs://nn:8020:/landing/file#1` is the id the helper itself gives a dataset named
+    `/landing/file#1`: passed back, it names that dataset (the query keeps the reading that
+    exists), while `#<version>` after a dataset's id still names a version."""
+    import pyarrow as pa
+
+    from lineage_assets.query.node_ids import dataset_node, field_node
+    from lineage_assets.warehouse import tables as t
+    from lineage_assets.warehouse.schemas import arrow_schema
+
+    ns, name, now = "hdfs://nn:8020", "/landing/file#1", dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+    rows = {
+        t.CURRENT_JOBS: [{"job_namespace": "j", "job_name": "load", "version_id": "v", "latest_state": "COMPLETE",
+                          "latest_ended_at": now, "component_id": "job:j:load", "lineage_unknown": False}],
+        t.CURRENT_LINEAGE: [{"job_namespace": "j", "job_name": "load", "version_id": "v", "dataset_namespace": ns, "dataset_name": n,
+                             "direction": d, "component_id": "job:j:load", "temporary": False} for n, d in ((name, "INPUT"), ("/out", "OUTPUT"))],
+        t.CURRENT_COLUMN_LINEAGE: [{"job_namespace": "j", "job_name": "load", "output_version_id": "dv-out", "output_namespace": ns,
+                                    "output_name": "/out", "output_field": "c", "input_namespace": ns, "input_name": name, "input_field": "c",
+                                    "input_version_id": "dv-in", "transformation_type": "DIRECT", "transformation_subtype": "IDENTITY",
+                                    "run_id": "r", "created_at": now, "input_declared": True, "output_field_known": True, "input_field_known": True}],
+        t.CURRENT_DATASET_FIELDS: [{"namespace": ns, "name": n, "version_id": v, "field_path": "c", "type": "string", "ordinal": 0}
+                                   for n, v in ((name, "dv-in"), ("/out", "dv-out"))],
+    }
+    root = str(tmp_path / "wh")
+    with commits.Transaction(root, "test_snapshot") as txn:
+        for table, table_rows in rows.items():
+            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
+        txn.commit()
+    with LineageQuery(root) as query:
+        by_id = query.lineage(dataset_node(ns, name), depth=1)
+        assert by_id.model_dump() == query.lineage(node_type="dataset", namespace=ns, name=name, depth=1).model_dump()
+        assert dataset_node(ns, name) in by_id.ids and "job:j:load" in by_id.ids
+        columns = query.column_lineage(dataset_node(ns, name), with_downstream=True)
+        assert {field_node(ns, name, "c"), field_node(ns, "/out", "c")} <= set(columns.ids)
+        with pytest.raises(ValueError, match="names a version"):
+            query.lineage(dataset_node(ns, "/out") + "#dv-out")

@@ -74,8 +74,11 @@ def test_version_suffix():
     assert split_version("job:ns:name#v1") == ("job:ns:name", "v1")
     version = "4b3e1d2c-9d7a-5f10-8c33-2a1d0c9b8e77"
     assert split_version(f"dataset:postgres://db:5432:public.orders#{version}") == ("dataset:postgres://db:5432:public.orders", version)
-    assert _readings(f"dataset:ds:orders#{version}") == [("dataset", "ds", "orders", None, version)]
-    assert _readings("datasetField:ds:orders:amount#v2") == [("datasetField", "ds", "orders", "amount", "v2")]
+    # read both ways: with the version, and whole (a '#' in a name or field); the query keeps the one that exists
+    assert _readings(f"dataset:ds:orders#{version}") == [("dataset", "ds", "orders", None, version), ("dataset", "ds", f"orders#{version}", None, None)]
+    assert _readings("datasetField:ds:orders:amount#v2") == [
+        ("datasetField", "ds", "orders", "amount", "v2"), ("datasetField", "ds", "orders", "amount#v2", None),
+    ]
 
 
 def test_no_version_suffix():
