@@ -14,6 +14,8 @@ dataset version: it is expanded to one edge per field when the tables are loaded
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
+
 import duckdb
 
 from lineage_assets.query.current_fields import CurrentFields
@@ -279,8 +281,8 @@ class ColumnGraph:
         for e in edge_rows:
             out_k, in_k = key("output", e), key("input", e)
             out_node = nodes[out_k]
-            out_node["in"].add(node_id(in_k))
-            nodes[in_k]["out"].add(node_id(out_k))
+            out_node["in"].add(in_k)  # keys, not ids: two fields may share an id (`ambiguousId`)
+            nodes[in_k]["out"].add(out_k)
             if e["legacy_transformation_type"] or e["legacy_transformation_description"]:
                 out_node["legacy"] = (e["legacy_transformation_type"], e["legacy_transformation_description"])
             entry = out_node["inputs"].setdefault(in_k, {
@@ -298,6 +300,7 @@ class ColumnGraph:
             entry["datasetWide"] = entry["datasetWide"] and e["dataset_wide"]
         if hide:
             _bridge(nodes, {k for k in nodes if (k[0], k[1]) in hide and k[:3] not in keep and nodes[k]["inputs"]}, node_id)
+        shared = Counter(node_id(k) for k in nodes)
         graph = []
         for k in sorted(nodes, key=lambda k: (node_id(k), k)):
             n = nodes[k]
@@ -313,7 +316,11 @@ class ColumnGraph:
                 ],
             }
             this = node_id(k)
-            graph.append(node(this, "DATASET_FIELD", data, [edge(o, this) for o in sorted(n["in"])], [edge(this, d) for d in sorted(n["out"])]))
+            if shared[this] > 1:  # another field's id reads the same (colons in names): say so, as lineage() does
+                data["ambiguousId"] = True
+            ordered = lambda keys: sorted(keys, key=lambda o: (node_id(o), o))  # noqa: E731
+            graph.append(node(this, "DATASET_FIELD", data, [edge(node_id(o), this) for o in ordered(n["in"])],
+                              [edge(this, node_id(d)) for d in ordered(n["out"])]))
         return answer(graph)
 
 
@@ -356,5 +363,5 @@ def _bridge(nodes: dict[tuple, dict], hidden: set[tuple], node_id) -> None:
         item["in"], item["out"] = set(), set()
     for k, item in nodes.items():
         for src in item["inputs"]:
-            item["in"].add(node_id(src))
-            nodes[src]["out"].add(node_id(k))
+            item["in"].add(src)
+            nodes[src]["out"].add(k)

@@ -437,3 +437,41 @@ def test_a_hash_in_a_dataset_name_is_part_of_its_id_not_a_version(tmp_path):
         assert {field_node(ns, name, "c"), field_node(ns, "/out", "c")} <= set(columns.ids)
         with pytest.raises(ValueError, match="names a version"):
             query.lineage(dataset_node(ns, "/out") + "#dv-out")
+
+
+def test_two_fields_whose_ids_read_the_same_are_both_kept_and_flagged_in_a_column_answer(tmp_path):
+    """(postgres://h, "5432:t", id) and (postgres://h:5432, "t", id) both have the id
+    `datasetField:postgres://h:5432:t:id`: a column answer keeps both nodes and both edges into
+    the field they feed, and flags them `ambiguousId`, as lineage() flags such datasets."""
+    import pyarrow as pa
+
+    from lineage_assets.query.node_ids import field_node
+    from lineage_assets.warehouse import tables as t
+    from lineage_assets.warehouse.schemas import arrow_schema
+
+    a, c, out, now = ("postgres://h:5432", "t"), ("postgres://h", "5432:t"), ("postgres://h:5433", "out"), dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+    edge = {"job_namespace": "j", "job_name": "merge", "output_version_id": "dv-out", "output_namespace": out[0], "output_name": out[1],
+            "output_field": "id", "input_field": "id", "input_version_id": "dv-in", "transformation_type": "DIRECT",
+            "transformation_subtype": "IDENTITY", "run_id": "r", "created_at": now, "input_declared": True,
+            "output_field_known": True, "input_field_known": True}
+    rows = {
+        t.CURRENT_JOBS: [{"job_namespace": "j", "job_name": "merge", "version_id": "v", "latest_state": "COMPLETE",
+                          "latest_ended_at": now, "component_id": "job:j:merge", "lineage_unknown": False}],
+        t.CURRENT_LINEAGE: [{"job_namespace": "j", "job_name": "merge", "version_id": "v", "dataset_namespace": ns, "dataset_name": n,
+                             "direction": d, "component_id": "job:j:merge", "temporary": False} for (ns, n), d in ((a, "INPUT"), (c, "INPUT"), (out, "OUTPUT"))],
+        t.CURRENT_COLUMN_LINEAGE: [{**edge, "input_namespace": ns, "input_name": n} for ns, n in (a, c)],
+    }
+    root = str(tmp_path / "wh")
+    with commits.Transaction(root, "test_snapshot") as txn:
+        for table, table_rows in rows.items():
+            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
+        txn.commit()
+    shared = field_node(*a, "id")
+    assert shared == field_node(*c, "id")
+    with LineageQuery(root) as query:
+        answer = query.column_lineage(field_node(*out, "id"))
+    by_dataset = {(n.data["namespace"], n.data["dataset"]): n for n in answer.graph}
+    assert set(by_dataset) == {a, c, out}
+    assert by_dataset[a].data.get("ambiguousId") and by_dataset[c].data.get("ambiguousId")
+    assert not by_dataset[out].data.get("ambiguousId")
+    assert [e.origin for e in by_dataset[out].inEdges] == [shared, shared]
