@@ -195,11 +195,19 @@ class ColumnGraph:
             if found is None:
                 raise NodeNotFound(f"dataset {namespace}:{name} has no version {version!r}")
             return version
-        return self._latest(
-            "SELECT version_id FROM hist_versions WHERE namespace = ? AND name = ? AND run_state = 'COMPLETE' AND created_at <= ? "
-            "ORDER BY created_at DESC, version_id DESC LIMIT 1",
-            [namespace, name, at], f"dataset {namespace}:{name} had no completed version at {at.isoformat()}",
-        )
+        missing = f"dataset {namespace}:{name} had no completed version at {at.isoformat()}"
+        try:
+            return self._latest(
+                "SELECT version_id FROM hist_versions WHERE namespace = ? AND name = ? AND run_state = 'COMPLETE' AND created_at <= ? "
+                "ORDER BY created_at DESC, version_id DESC LIMIT 1",
+                [namespace, name, at], missing,
+            )
+        except NodeNotFound:  # a source (read, never written by a run we know): the version the latest run by `at` read
+            return self._latest(
+                "SELECT input_version_id FROM hist_edges WHERE input_namespace = ? AND input_name = ? AND input_version_id IS NOT NULL "
+                "AND created_at <= ? ORDER BY created_at DESC, input_version_id DESC LIMIT 1",
+                [namespace, name, at], missing,
+            )
 
     def job_outputs_at(self, namespace: str, name: str, at: dt.datetime) -> list[tuple[str, str, str]]:
         """(namespace, name, version) of what the job's latest terminal run at `at` wrote."""

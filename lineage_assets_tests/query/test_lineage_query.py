@@ -475,3 +475,43 @@ def test_two_fields_whose_ids_read_the_same_are_both_kept_and_flagged_in_a_colum
     assert by_dataset[a].data.get("ambiguousId") and by_dataset[c].data.get("ambiguousId")
     assert not by_dataset[out].data.get("ambiguousId")
     assert [e.origin for e in by_dataset[out].inEdges] == [shared, shared]
+
+
+def test_a_source_dataset_asked_at_a_time_starts_from_the_version_its_readers_had_read(tmp_path):
+    """A dataset that runs read and no known run wrote has versions only as its readers recorded
+    them: asked at a time, its answer starts from the version the latest run by then read (as it
+    does when asked by that version's id); before any run read it, there is none."""
+    import pyarrow as pa
+
+    from lineage_assets.warehouse import tables as t
+    from lineage_assets.warehouse.schemas import arrow_schema
+
+    ns, at = "postgres://db:5432", dt.datetime(2024, 6, 1, 1, tzinfo=dt.timezone.utc)
+    rows = {
+        t.CURRENT_JOBS: [{"job_namespace": "j", "job_name": "J", "version_id": "jv", "latest_state": "COMPLETE", "latest_ended_at": at,
+                          "component_id": "job:j:J", "lineage_unknown": False}],
+        t.CURRENT_LINEAGE: [{"job_namespace": "j", "job_name": "J", "version_id": "jv", "dataset_namespace": ns, "dataset_name": n,
+                             "direction": d, "component_id": "job:j:J", "temporary": False} for n, d in (("S", "INPUT"), ("O", "OUTPUT"))],
+        t.DATASET_VERSIONS: [{"version_id": "v1", "namespace": ns, "name": "O", "run_id": "r1", "run_state": "COMPLETE",
+                              "job_namespace": "j", "job_name": "J", "created_at": at, "created_date": at.date()}],
+        t.RUN_LINEAGE: [{"run_id": "r1", "job_namespace": "j", "job_name": "J", "state": "COMPLETE", "ended_at": at, "end_date": at.date(),
+                         "input_versions": [{"namespace": ns, "name": "S", "version_id": "sv"}],
+                         "output_versions": [{"namespace": ns, "name": "O", "version_id": "v1"}]}],
+        t.COLUMN_LINEAGE: [{"output_version_id": "v1", "output_namespace": ns, "output_name": "O", "output_field": "x", "input_namespace": ns,
+                            "input_name": "S", "input_field": "a", "input_version_id": "sv", "transformation_type": "DIRECT",
+                            "run_id": "r1", "created_at": at, "created_date": at.date()}],
+        t.DATASET_FIELDS: [{"version_id": "v1", "namespace": ns, "name": "O", "field_path": "x", "type": "int", "created_date": at.date()}],
+    }
+    root = str(tmp_path / "wh")
+    with commits.Transaction(root, "test_snapshot") as txn:
+        for table, table_rows in rows.items():
+            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
+        txn.commit()
+    source = f"datasetField:{ns}:S:a"
+    with LineageQuery(root) as query:
+        by_version = query.column_lineage(source + "#sv", with_downstream=True, depth=1)
+        by_time = query.column_lineage(source, lineage_at="2024-06-01T01:30:00Z", with_downstream=True, depth=1)
+        assert by_time.model_dump() == by_version.model_dump()
+        assert set(by_time.ids) == {source + "#sv", f"datasetField:{ns}:O:x#v1"}
+        with pytest.raises(NodeNotFound):
+            query.column_lineage(source, lineage_at="2024-06-01T00:30:00Z", with_downstream=True)
