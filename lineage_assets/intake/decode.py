@@ -201,6 +201,16 @@ _STRICT = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_constant, 
 _LENIENT = json.JSONDecoder()
 
 
+def has_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone surrogate (bytes that were not UTF-8, kept by
+    `surrogateescape`, or a `\\ud800` escape): no UTF-8 table column can hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def show_value(value: Any, width: int = 80) -> str:
     """repr() of a value for a reason text, cut to `width` characters."""
     text = repr(value)

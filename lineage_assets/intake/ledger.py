@@ -34,7 +34,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lineage_assets.intake.decode import GZIP_MAGIC
+from lineage_assets.intake.decode import GZIP_MAGIC, has_surrogate
 
 WINDOW = 1 << 16  # bytes fingerprinted at each end of a consumed prefix
 # An unterminated last line of a file untouched this long is read as the file's last record (a
@@ -217,7 +217,7 @@ def list_drop_folder(
             relpath = entry.path[cut:]
             if os.sep != "/":
                 relpath = relpath.replace(os.sep, "/")
-            if not _utf8(relpath):  # its bytes kept as surrogates: no table (Arrow, Parquet) can hold the name
+            if has_surrogate(relpath):  # its bytes kept as surrogates: no table (Arrow, Parquet) can hold the name
                 shown = os.fsencode(entry.path).decode("utf-8", "backslashreplace")
                 log.warning("ignoring %s: its name is not valid UTF-8; rename it to have it read", shown)
                 continue
@@ -233,14 +233,6 @@ def list_drop_folder(
                 continue
             found[relpath] = info
     return found
-
-
-def _utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def abandoned_before_ns(now: float) -> int:

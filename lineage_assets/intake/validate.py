@@ -21,7 +21,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, StrictStr, Validatio
 
 from lineage_assets.ids import canonical_json, sha256_hex
 from lineage_assets.intake import reasons
-from lineage_assets.intake.decode import Limits, limit, show_value
+from lineage_assets.intake.decode import Limits, has_surrogate, limit, show_value
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
 LIFECYCLE_STATES = ("ALTER", "CREATE", "DROP", "OVERWRITE", "RENAME", "TRUNCATE")
@@ -733,10 +733,10 @@ def _datasets(items: list[dict] | None, io_key: str, floats: bool = True) -> lis
 def _surrogate_path(value: Any, path: tuple = ()) -> str | None:
     """Where a lone surrogate sits in `value` (a key or a string), as a path."""
     if isinstance(value, str):
-        return (_path(path) or "(the event)") if _has_surrogate(value) else None
+        return (_path(path) or "(the event)") if has_surrogate(value) else None
     if isinstance(value, dict):
         for key, item in value.items():
-            if _has_surrogate(key):
+            if has_surrogate(key):
                 return f"a key of {_path(path) or 'the event'}"
             found = _surrogate_path(item, (*path, key))
             if found:
@@ -747,14 +747,6 @@ def _surrogate_path(value: Any, path: tuple = ()) -> str | None:
             if found:
                 return found
     return None
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def event_row(event: dict, start_date: dt.date | None = None, limits: Limits | None = None, floats: bool = True) -> dict:

@@ -290,27 +290,6 @@ def test_gzip_inside_gzip_is_400_and_gzip_followed_by_a_newline_is_read(tmp_path
     assert parsed_in_a_thread.count("_body_to_ndjson") == 2  # the two gzip bodies, not the small plain one
 
 
-def test_a_failure_after_the_file_got_its_final_name_is_503_and_removes_it(tmp_path, monkeypatch):
-    """The folder's fsync (or removing the temporary name) fails once the file has its final
-    name: the request is not acknowledged (503), so the file must not stay stored either, or the
-    client's retry would store the events twice."""
-    drops = tmp_path / "drops"
-    events = _events(2)
-
-    def broken_folder(path):
-        raise OSError(5, "Input/output error")
-
-    with serving(drops, batch_max_wait_ms=0) as (url, _app):
-        assert requests.get(url + "/", timeout=30).status_code == 200
-        monkeypatch.setattr(server_module, "fsync_dir", broken_folder)
-        failed = _post(url, events[0])
-        monkeypatch.undo()
-        after = _post(url, events[1])
-    assert (failed.status_code, failed.json()["error"]) == (503, "storage_unavailable")
-    assert after.status_code == 200
-    assert landed_ids(drops) == [event_id(events[1])]
-
-
 def test_a_mistyped_intake_limit_fails_at_startup_not_as_a_400_per_event(tmp_path, monkeypatch):
     """A 400 tells the client its event is bad, and clients drop such events: a configuration
     error must stop the server instead."""
@@ -412,22 +391,26 @@ def test_a_lone_request_is_answered_when_the_window_closes(tmp_path):
     assert 0.3 <= took < 20  # it waited for company, then was written without any
 
 
-def test_a_failed_write_is_503_stores_nothing_and_the_next_request_succeeds(tmp_path, monkeypatch):
+@pytest.mark.parametrize("broken", ["_fsync", "fsync_dir"], ids=["the_file", "the_folder_after_the_final_name"])
+def test_a_failed_write_is_503_stores_nothing_and_the_next_request_succeeds(tmp_path, monkeypatch, broken):
+    """The file's fsync fails, or the folder's once the file has its final name: the request is
+    not acknowledged (503), so nothing of it may stay stored (no file, no .tmp), or the client's
+    retry would store its events twice."""
     drops = tmp_path / "drops"
     events = _events(2)
 
-    def broken_disk(fd):
+    def broken_disk(_target):
         raise OSError(5, "Input/output error")
 
     with serving(drops, batch_max_wait_ms=0) as (url, _app):
         assert requests.get(url + "/", timeout=30).status_code == 200  # started: the folder exists
-        monkeypatch.setattr(server_module, "_fsync", broken_disk)
+        monkeypatch.setattr(server_module, broken, broken_disk)
         failed = _post(url, events[0])
         monkeypatch.undo()
         after = _post(url, events[1])
     assert (failed.status_code, failed.json()["error"]) == (503, "storage_unavailable")
     assert after.status_code == 200
-    assert landed_ids(drops) == [event_id(events[1])]  # no file, and no .tmp, for the failed one
+    assert landed_ids(drops) == [event_id(events[1])]
 
 
 def test_an_unexpected_error_while_checking_an_event_is_400_internal_error_and_stores_nothing(tmp_path, monkeypatch):
