@@ -434,8 +434,9 @@ def create_app(
 
     async def health(request: Request) -> JSONResponse:
         stats = writer.stats
+        healthy = writer.running and writer.folder.is_dir()  # a removed drop folder fails every write: say so
         body = {
-            "status": "ok" if writer.running else "unavailable",
+            "status": "ok" if healthy else "unavailable",
             "service": "lineage-assets OpenLineage endpoint",
             "endpoints": [LINEAGE_PATH, BATCH_PATH],
             "events_stored": stats.events,
@@ -445,7 +446,7 @@ def create_app(
             "requests_rejected": config.counters["rejected"],
             "failed_writes": stats.failed_writes,
         }
-        return JSONResponse(body, status_code=200 if writer.running else 503)
+        return JSONResponse(body, status_code=200 if healthy else 503)
 
     async def receive_events(request: Request) -> JSONResponse:
         config.counters["requests"] += 1

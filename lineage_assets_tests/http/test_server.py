@@ -64,11 +64,25 @@ def _post(url: str, body, path: str = "/api/v1/lineage", **headers) -> requests.
     return requests.post(url + path, data=data, headers=headers, timeout=30)
 
 
-def test_health_route_answers_200(tmp_path):
-    with serving(tmp_path / "drops") as (url, _app):
+def test_health_route_answers_200_and_503_while_the_drop_folder_is_gone(tmp_path):
+    """Health is 200 while events can be stored; with the drop folder removed (an unmounted
+    volume) every write is 503, so health says so too, and is 200 again once it is back (the
+    server does not create it again by itself: it could land on the wrong disk)."""
+    import shutil
+
+    drops = tmp_path / "drops"
+    with serving(drops) as (url, _app):
         answer = requests.get(url + "/", timeout=30)
+        shutil.rmtree(drops)
+        gone = requests.get(url + "/", timeout=30)
+        write = _post(url, _events(1)[0])
+        (drops / "http").mkdir(parents=True)
+        back = requests.get(url + "/", timeout=30)
     assert answer.status_code == 200
     assert answer.json()["status"] == "ok" and answer.json()["events_stored"] == 0
+    assert (gone.status_code, gone.json()["status"]) == (503, "unavailable")
+    assert (write.status_code, write.json()["error"]) == (503, "storage_unavailable")
+    assert back.status_code == 200
 
 
 def test_the_openlineage_client_with_gzip_and_api_key_lands_its_events(tmp_path):
