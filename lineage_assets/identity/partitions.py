@@ -6,8 +6,9 @@ dataset's name and group 2 the partition. One implementation serves every caller
 it in the Python that coalesces runs (`identity.resolver.Identity`), the query helper and the CLI
 call it directly.
 
-Rules apply in order, each once, each to what the previous ones left; the partitions they strip
-are joined with "/" in the order they appear in the name. A rule's scope is `path` (only names
+Rules apply in order, each to what the previous ones left, in passes until a pass strips
+nothing (a folded name folds no further); the partitions they strip are joined with "/" in the
+order they appear in the name. A rule's scope is `path` (only names
 in a file-system namespace: `s3://`, `gs://`, `hdfs://`, `abfss://`, `file`, ..., or a name
 starting with "/") or `any`. So by default a table called `sales_20240101` in a database is not
 folded (a date suffix is only a partition in a path), while `table$20240101` (a partition
@@ -89,16 +90,22 @@ def is_path(namespace: str, name: str) -> bool:
 
 
 def fold_name(namespace: str, name: str, rules: tuple[PartitionRule, ...] = DEFAULT_RULES) -> tuple[str, str | None]:
-    """(the dataset's name without its partition, the partition or None)."""
+    """(the dataset's name without its partition, the partition or None). The rules are applied
+    in passes until one strips nothing, so a folded name folds no further: in
+    `events/region=eu/2024/01/31` the dates go in the first pass and `region=eu` in the second."""
     path = is_path(namespace, name)
     parts: list[str] = []
-    for rule in rules:
-        if rule.scope == "path" and not path:
-            continue
-        match = re.match(rule.pattern, name)
-        if match:
-            name = match.group(1)
-            parts.insert(0, match.group(2).strip("/"))
+    shrank = True
+    while shrank:  # each strip shortens the name, so this ends
+        shrank = False
+        for rule in rules:
+            if rule.scope == "path" and not path:
+                continue
+            match = re.match(rule.pattern, name)
+            if match and len(match.group(1)) < len(name):
+                name = match.group(1)
+                parts.insert(0, match.group(2).strip("/"))
+                shrank = True
     return name, ("/".join(parts) if parts else None)
 
 

@@ -24,6 +24,9 @@ CASES = [
     ("gs://logs", "app/2024/01/31/23", "app", "2024/01/31/23"),
     ("gs://logs", "app/2024/13/31", "app/2024/13/31", None),  # not a month
     ("gs://logs", "app/2024/01/31/date=x", "app", "2024/01/31/date=x"),  # both rules, in the name's order
+    ("s3://lake", "events/region=eu/2024/01/31", "events", "region=eu/2024/01/31"),  # key=value before the dates: a second pass
+    ("gs://logs", "app/2024/01/31/2024/01/30", "app", "2024/01/31/2024/01/30"),
+    ("file", "/data/orders_20240101_20240102", "/data/orders", "20240101/20240102"),
     # date suffixes of the last path segment
     ("file", "/data/orders_20240131", "/data/orders", "20240131"),
     ("s3://b", "/data/orders_2024_01_31/", "/data/orders", "2024_01_31"),
