@@ -335,16 +335,17 @@ def _is_json_type(media: str) -> bool:
     return media in JSON_TYPES or (media.startswith("application/") and media.endswith("+json"))
 
 
-def events_to_ndjson(body: bytes) -> tuple[bytes, int]:
+def events_to_ndjson(body: bytes, limits: Limits) -> tuple[bytes, int]:
     """The request's events checked exactly as the intake checks a drop file with the same bytes
     (`decode_drop`: the forms, strict JSON, its limits; then `event_row`), as the NDJSON to store
     (each event's canonical JSON on one line) and their number; or _BadRequest naming every bad
     event (the first one in `error`/`detail`). The NDJSON is decoded once more before it is
-    handed over: what is stored is what the intake accepts."""
+    handed over: what is stored is what the intake accepts. `limits`: the intake's record limits
+    (read once, at startup: `create_app`)."""
     if not body.strip(b" \t\r\n"):
         raise _BadRequest(reasons.NOT_JSON, "body is empty")
     try:
-        records = decode_drop(body)
+        records = decode_drop(body, limits)
     except Exception as exc:  # noqa: BLE001 - decode_drop promises not to raise; a request must not crash anyway
         raise _BadRequest(reasons.NOT_JSON, f"body cannot be decoded: {type(exc).__name__}: {exc}"[:500]) from None
     lines: list[str] = []
@@ -353,7 +354,7 @@ def events_to_ndjson(body: bytes) -> tuple[bytes, int]:
         code, reason = record.error_code, record.error
         if record.ok:
             try:
-                lines.append(event_row(record.value, floats=record.floats)["event_json"])
+                lines.append(event_row(record.value, limits=limits, floats=record.floats)["event_json"])
             except Rejection as rejection:
                 code, reason = rejection.code, rejection.reason
             except Exception as exc:  # noqa: BLE001 - no event may crash the endpoint
@@ -364,7 +365,7 @@ def events_to_ndjson(body: bytes) -> tuple[bytes, int]:
     if not failures:
         try:
             data = "".join(line + "\n" for line in lines).encode("utf-8")
-            again = decode_drop(data)
+            again = decode_drop(data, limits)
         except Exception as exc:  # noqa: BLE001 - e.g. a string that is not text
             again, failures = [], [{"index": 0, "line": 1, "error": reasons.INTERNAL_ERROR, "detail": f"events cannot be stored: {exc}"[:500]}]
         for index, record in enumerate(again):
@@ -383,11 +384,11 @@ def events_to_ndjson(body: bytes) -> tuple[bytes, int]:
     return data, len(records)
 
 
-def _body_to_ndjson(raw: bytes, gzipped: bool, limit: int) -> tuple[bytes, int]:
+def _body_to_ndjson(raw: bytes, gzipped: bool, limit: int, limits: Limits) -> tuple[bytes, int]:
     body = gunzip_capped(raw, limit) if gzipped else raw
     if gzipped and body.startswith(GZIP_MAGIC):  # decode_drop would inflate it again, past `limit`
         raise _BadRequest(BAD_GZIP, "body is gzip inside gzip: compress it once")
-    return events_to_ndjson(body)
+    return events_to_ndjson(body, limits)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,6 +399,7 @@ def _body_to_ndjson(raw: bytes, gzipped: bool, limit: int) -> tuple[bytes, int]:
 class _Config:
     api_key: str | None
     max_body_bytes: int
+    limits: Limits  # the intake's record limits, read at startup
     counters: dict = field(default_factory=lambda: {"requests": 0, "rejected": 0})
 
 
@@ -416,9 +418,9 @@ def create_app(
     is required as `Authorization: Bearer <key>` on the POST routes."""
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be >= 1")
-    Limits.from_env()  # a mistyped LINEAGE_MAX_* fails here, not as a 400 for every valid event
+    limits = Limits.from_env()  # a mistyped LINEAGE_MAX_* fails here, not as a 400 for every valid event
     writer = BatchWriter(drop_dir, batch_max_events, batch_max_wait_ms)
-    config = _Config(api_key or None, max_body_bytes)
+    config = _Config(api_key or None, max_body_bytes, limits)
 
     reader = ReadApi(str(warehouse)) if warehouse is not None else None
 
@@ -502,9 +504,9 @@ async def _receive(request: Request, writer: BatchWriter, config: _Config) -> JS
     gzipped = encoding in ("gzip", "x-gzip") or raw.startswith(GZIP_MAGIC)  # undeclared gzip: same cap
     try:
         if gzipped or size > THREAD_PARSE_BYTES:  # a small gzip body may inflate to `limit` bytes
-            data, received = await anyio.to_thread.run_sync(_body_to_ndjson, raw, gzipped, limit)
+            data, received = await anyio.to_thread.run_sync(_body_to_ndjson, raw, gzipped, limit, config.limits)
         else:
-            data, received = _body_to_ndjson(raw, gzipped, limit)
+            data, received = _body_to_ndjson(raw, gzipped, limit, config.limits)
     except _TooLarge as exc:
         return _problem(413, TOO_LARGE, str(exc))
     except _BadRequest as exc:

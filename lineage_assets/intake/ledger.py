@@ -162,10 +162,11 @@ def sniff_form(head: bytes) -> str:
     # a first line that opens an object and is not a JSON value by itself: a document printed with
     # its first key on the "{" line when what was read is one JSON value; otherwise an NDJSON file
     # whose first line is broken (or a document longer than `head`: read line by line, as before)
-    return WHOLE if not _json_value(first) and _json_value(text) else NDJSON
+    return WHOLE if not is_json_value(first) and is_json_value(text) else NDJSON
 
 
-def _json_value(data: bytes) -> bool:
+def is_json_value(data: bytes) -> bool:
+    """Whether `data` is one JSON value (a value nested too deep for Python's parser is not)."""
     try:
         json.loads(data)
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError

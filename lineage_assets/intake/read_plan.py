@@ -11,11 +11,10 @@ counts lines (the first line number of each chunk) and hashes the range (`drop_f
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 
-from lineage_assets.intake.ledger import GROWN, NDJSON, WHOLE, WINDOW, FileChange, FileState, file_id, prefix_fingerprints, sniff_form
+from lineage_assets.intake.ledger import GROWN, NDJSON, WHOLE, WINDOW, FileChange, FileState, file_id, is_json_value, prefix_fingerprints, sniff_form
 
 SPLIT_BYTES = 32 << 20  # NDJSON ranges larger than this are parsed in chunks, in parallel
 _BLOCK = 16 << 20
@@ -144,10 +143,4 @@ def _is_whole_value(tail: bytes) -> bool:
     not: `12` may be the first half of `1234`. Nor is a tail nested too deep for Python's parser
     (a RecursionError, whole or not): it waits for its line break, and is then a `too_deep` record."""
     text = tail.strip()
-    if not text or text[-1:].isdigit():
-        return False
-    try:
-        json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return True
+    return bool(text) and not text[-1:].isdigit() and is_json_value(text)

@@ -309,6 +309,10 @@ class ColumnGraph:
         if hide:
             _bridge(nodes, {k for k in nodes if (k[0], k[1]) in hide and k[:3] not in keep and nodes[k]["inputs"]}, node_id)
         shared = Counter(node_id(k) for k in nodes)
+
+        def ordered(keys: set[tuple]) -> list[tuple]:
+            return sorted(keys, key=lambda o: (node_id(o), o))
+
         graph = []
         for k in sorted(nodes, key=lambda k: (node_id(k), k)):
             n = nodes[k]
@@ -326,7 +330,6 @@ class ColumnGraph:
             this = node_id(k)
             if shared[this] > 1:  # another field's id reads the same (colons in names): say so, as lineage() does
                 data["ambiguousId"] = True
-            ordered = lambda keys: sorted(keys, key=lambda o: (node_id(o), o))  # noqa: E731
             graph.append(node(this, "DATASET_FIELD", data, [edge(node_id(o), this) for o in ordered(n["in"])],
                               [edge(this, node_id(d)) for d in ordered(n["out"])]))
         return answer(graph)
