@@ -47,7 +47,7 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
                 metadata={"problems": dg.MetadataValue.json(check.problems[:50]), **_details(check.details)},
             )
         if not report.passed:
-            raise dg.Failure(f"lineage fold {first}..{report.last}: a blocking check failed; nothing was committed")
+            raise dg.Failure(f"lineage fold {report.first}..{report.last}: a blocking check failed; nothing was committed")
         for table in t.HISTORY:
             for day in context.partition_keys:
                 found = report.fingerprints[table.name].get(day)
@@ -56,7 +56,7 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
                     asset_key=table.name, partition_key=day,
                 )
         common = {
-            "range": f"{first}..{report.last}",
+            "range": f"{report.first}..{report.last}",
             "commit": report.commit_seq,
             "jobs_with_changed_lineage": dg.MetadataValue.json(report.changed_jobs[:200]),
             "jobs_with_changed_lineage_count": len(report.changed_jobs),

@@ -155,54 +155,57 @@ def coalesce_run(events: list[dict], as_text: bool = False, identity: Identity |
     return run, mismatched
 
 
-def coalesce_segments(events: list[dict], first_day, identity: Identity | None = None) -> list[dict]:
-    """All events of one runId over a range of days (the run's carried open events included),
-    split into segments the way a day-by-day fold sees them: a segment closes at the end of the
-    first UTC day on which one of its events is terminal; events on later days start a new one.
+def coalesce_range(events: list[dict], first_day, identity: Identity | None = None) -> list[dict]:
+    """All events of one runId that a fold of days from `first_day` on sees (the range's and the
+    run's carried ones) as one run (DESIGN.md section 4): a run's events after its terminal
+    event, on the same day or any later one, belong to it (a FAIL after a COMPLETE gives it its
+    state; a later event's outputs join its union; one naming another job is a mismatch).
+
+    The fold carries a run's events in its state until the day of its last terminal event, and
+    a fold whose range holds events of a run that ended before it starts from the day that run
+    ended (`pipeline.fold.reopened_from`): so every event of a run is here whenever the run is.
 
     Returns typed rows (`kind`):
-    - `run`: a segment that closed on a day >= first_day (coalesce_run's run, with `end_date`);
-    - `open`: every kept event with `valid_to`, the day its segment closed (None while open);
-    - `mismatch`: an event (dated >= first_day) naming another job than its segment's first event;
+    - `run`: the run, when one of its kept events is terminal (coalesce_run's run, with
+      `end_date`: the UTC day of its last terminal event);
+    - `open`: every kept event with `valid_to`: the run's end_date (None while it has none);
+    - `mismatch`: an event (dated >= first_day) naming another job than the run's earliest event;
     - `item`: an io-reporting event of a streaming run, a job-versioning item (dated >= first_day).
     A run's datasets are resolved by `identity` (when given) as of the run's end.
     """
+    run, mismatched = coalesce_run(events, as_text=True, identity=identity)
+    out: list[dict] = [
+        {"kind": "mismatch", "run_id": e["run_id"], "event_id": e["event_id"]} for e in mismatched if e["event_date"] >= first_day
+    ]
+    job = (run["job_namespace"], run["job_name"])
+    kept = sorted((e for e in events if (e["job_namespace"], e["job_name"]) == job), key=_order)
     by_day: dict[Any, list[dict]] = {}
-    for event in sorted(events, key=_order):
+    for event in kept:
         by_day.setdefault(event["event_date"], []).append(event)
-    out: list[dict] = []
-    segment: list[dict] = []
-    job: tuple[str, str] | None = None
     job_type: Any = None  # the merged jobType facet so far: the last event's that has one
-    terminal = False
+    through: list[dict] = []  # the kept events through the day
     for day in sorted(by_day):
         todays = by_day[day]
-        if job is None:
-            job = (todays[0]["job_namespace"], todays[0]["job_name"])
-        kept_today = []
+        through.extend(todays)
         for event in todays:
-            if (event["job_namespace"], event["job_name"]) == job:
-                kept_today.append(event)
-                if '"jobType"' in (event["job_facets"] or ""):  # parse only what can change the flag
-                    job_type = json.loads(event["job_facets"]).get("jobType", job_type)
-                terminal = terminal or event["event_type"] in TERMINAL
-            elif day >= first_day:
-                out.append({"kind": "mismatch", "run_id": event["run_id"], "event_id": event["event_id"]})
-        segment.extend(kept_today)
+            if '"jobType"' in (event["job_facets"] or ""):  # parse only what can change the flag
+                job_type = json.loads(event["job_facets"]).get("jobType", job_type)
         if day >= first_day and is_streaming({"jobType": job_type}):
-            version = code_version(json.loads(merge_facet_texts([e["job_facets"] for e in segment])))
-            for event in kept_today:
-                if event["inputs"] or event["outputs"]:
-                    out.append({
-                        "kind": "item", "run_id": event["run_id"], "event_id": event["event_id"],
-                        "job_namespace": job[0], "job_name": job[1], "ended_at": event["event_time"],
-                        "state": event["event_type"] or "RUNNING", "code_version": version,
-                    })
-        if terminal:
-            run, _ = coalesce_run(segment, as_text=True, identity=identity)
-            run.pop("last_event_time")
-            out.append({"kind": "run", **run, "end_date": day})
-            out.extend({"kind": "open", "run_id": e["run_id"], "event_id": e["event_id"], "valid_to": day} for e in segment)
-            segment, job, job_type, terminal = [], None, None, False
-    out.extend({"kind": "open", "run_id": e["run_id"], "event_id": e["event_id"], "valid_to": None} for e in segment)
+            version = code_version(json.loads(merge_facet_texts([e["job_facets"] for e in through])))
+            out.extend({
+                "kind": "item", "run_id": event["run_id"], "event_id": event["event_id"],
+                "job_namespace": job[0], "job_name": job[1], "ended_at": event["event_time"],
+                "state": event["event_type"] or "RUNNING", "code_version": version,
+            } for event in todays if event["inputs"] or event["outputs"])
+    terminal = [e for e in kept if e["event_type"] in TERMINAL]
+    end_date = terminal[-1]["event_date"] if terminal else None
+    if end_date is not None and end_date < first_day:  # its run row is before the range, where this fold writes nothing
+        raise ValueError(
+            f"run {run['run_id']} ended on {end_date}, before the fold's first day {first_day}, and has events from "
+            f"{first_day} on: a fold must start at the end of every run it has events of (pipeline.fold.reopened_from)"
+        )
+    if end_date is not None:
+        run.pop("last_event_time")
+        out.append({"kind": "run", **run, "end_date": end_date})
+    out.extend({"kind": "open", "run_id": e["run_id"], "event_id": e["event_id"], "valid_to": end_date} for e in kept)
     return out

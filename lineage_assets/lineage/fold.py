@@ -8,7 +8,7 @@ the COMPLETE dataset versions since the earliest of them started (input resoluti
 run's start).
 
 The sequential rules stay pure Python applied per group over the whole range: coalescing a
-run (`coalesce.coalesce_segments`, per runId) and the job-versioning fold
+run (`coalesce.coalesce_range`, per runId) and the job-versioning fold
 (`versioning.fold_job_by_day`, per job). Everything else is Spark SQL over the whole range;
 "latest version at or before a time" is a running window over versions and reads sorted
 together, not a join of every read with every version.
@@ -31,7 +31,7 @@ from lineage_assets.lineage import recipe_runs as rr
 from lineage_assets.lineage import tags
 from lineage_assets.identity.resolver import Identity
 from lineage_assets.lineage.checkpoint import checkpoint
-from lineage_assets.lineage.coalesce import coalesce_segments, code_version
+from lineage_assets.lineage.coalesce import coalesce_range, code_version
 from lineage_assets.lineage.identity import RangeIdentity
 from lineage_assets.lineage.per_group import map_groups
 from lineage_assets.lineage.versioning import (
@@ -83,6 +83,7 @@ class StateAsOf:
 
     day: dt.date
     open_events: DataFrame
+    run_ends: DataFrame
     aliases: DataFrame
     jobs: DataFrame
     datasets: DataFrame
@@ -114,9 +115,9 @@ class RangeTables:
 # ---------------------------------------------------------------------------------- Python per group
 
 
-def _segments_fn(first_day: dt.date, identity: Identity):
+def _coalesce_fn(first_day: dt.date, identity: Identity):
     def run(rows: list[dict]) -> list[dict]:
-        return coalesce_segments(rows, first_day, identity)
+        return coalesce_range(rows, first_day, identity)
 
     return run
 
@@ -278,7 +279,7 @@ def fold_range(
     run_events = events.filter("event_kind = 'RUN'").select(*event_cols, F.col("event_date").alias("valid_from")).unionByName(carried)
 
     segments = (
-        map_groups(run_events.select(*SEGMENT_INPUT), ["run_id"], _segments_fn(first, identity), SEGMENT_ROWS)  # not the raw event text
+        map_groups(run_events.select(*SEGMENT_INPUT), ["run_id"], _coalesce_fn(first, identity), SEGMENT_ROWS)  # not the raw event text
         .transform(checkpoint)
     )
     lap("coalesce")
@@ -506,8 +507,13 @@ def fold_range(
         .join(field_heads, "version_id")
     )
 
+    run_ends = prev.run_ends.unionByName(terminal.select("run_id", *job_key, F.col("end_date").alias("valid_from"))).withColumn(
+        "valid_to", _open_date()
+    )
+
     state = {
         t.STATE_OPEN_EVENTS.name: state_open,
+        t.STATE_RUN_ENDS.name: run_ends,
         t.STATE_JOBS.name: job_state,
         t.STATE_DATASETS.name: ds_state,
         t.STATE_STORAGE_VERSIONS.name: sv_state,

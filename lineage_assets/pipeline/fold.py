@@ -92,6 +92,42 @@ def range_events(commit: commits.Commit, first: dt.date, last: dt.date) -> int:
     return sum(commit.row_counts("events", "event_date", commits.within("event_date", first, last)).values())
 
 
+def reopened_from(commit: commits.Commit, first: dt.date, last: dt.date) -> tuple[dt.date, list[str]] | None:
+    """(the earliest day, the runs) when runs that ended before `first` have events in [first,
+    last]; else None. Such a run is reopened (DESIGN.md section 4: all events of a runId are one
+    run, whatever day they fall on): its row, its job's versions and its outputs change from the
+    day it ended on, so the fold must start there. Read on the driver with pyarrow, no Spark
+    job: the range's run ids from the events' files, the runs ended before `first` from
+    `state_run_ends` (the state, never the history), batch by batch."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as pads
+
+    ended_files = commit.files(t.STATE_RUN_ENDS.name, commits.on_or_after("valid_to", first))
+    event_files = commit.files(t.EVENTS.name, commits.within("event_date", first, last))
+    if not ended_files or not event_files:
+        return None
+    ids = pc.unique(pads.dataset(event_files, format="parquet").to_table(columns=["run_id"]).column("run_id").combine_chunks())
+    before = pa.scalar(first, pa.date32())
+    earliest, runs = None, []
+    for batch in pads.dataset(ended_files, format="parquet").to_batches(columns=["run_id", "valid_from"]):
+        hit = batch.filter(pc.and_(pc.less(batch.column("valid_from"), before), pc.is_in(batch.column("run_id"), value_set=ids)))
+        for run_id, day in zip(hit.column("run_id").to_pylist(), hit.column("valid_from").to_pylist()):
+            earliest = day if earliest is None else min(earliest, day)
+            runs.append(run_id)
+    return (earliest, sorted(runs)) if earliest is not None else None
+
+
+def fold_start(commit: commits.Commit, first: dt.date, last: dt.date, log: Callable[[str], None] = print) -> dt.date:
+    """`first`, or the earlier day the fold of [first, last] must start at: the end of every run
+    it has events of (`reopened_from`, until no run is left; each step moves the start earlier)."""
+    while (found := reopened_from(commit, first, last)) is not None:
+        day, runs = found
+        shown = ", ".join(runs[:5]) + (f" and {len(runs) - 5} more" if len(runs) > 5 else "")
+        log(f"lineage fold: starting at {day}, not {first}: run {shown} ended by then and has events from {first} on")
+        first = day
+    return first
+
+
 def check_rate(events: int, rate: float, whole_below: int = WHOLE_CHECK_EVENTS) -> float:
     """The share of jobs the determinism check recomputes for a range of `events` events:
     `rate`, or 1 when the range has at most `whole_below` events."""
@@ -148,7 +184,8 @@ def run_fold(
     whole_check_events: int = WHOLE_CHECK_EVENTS,
 ) -> FoldReport:
     """Fold [first, last] (extended to the last day already folded: the state of every later day
-    depends on it), check, and commit when the blocking checks pass.
+    depends on it; started earlier when runs that ended before `first` have events in it:
+    `fold_start`), check, and commit when the blocking checks pass.
 
     The determinism check's recompute reads only the base commit, so it runs in a thread beside
     the fold and its writes (`Recompute`: Spark fills the cores the fold leaves idle with its
@@ -165,6 +202,7 @@ def run_fold(
         if through and through > last:
             last = through
             log(f"lineage fold: extending {first}..{requested_last} to {last}, the last day already folded")
+        first = fold_start(base, first, last, log)
         events = range_events(base, first, last)
         sample_rate = check_rate(events, sample_rate, whole_check_events)
         with range_settings(spark, events), Recompute(spark, base, first, last, sample_rate, rules) as recompute:

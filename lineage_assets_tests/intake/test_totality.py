@@ -40,7 +40,7 @@ from lineage_assets.intake.parse import parse_drop_bytes, parse_records
 from lineage_assets.intake.spark_intake import PARSED_UNITS
 from lineage_assets.intake.validate import Rejection, event_row
 from lineage_assets.lineage import column_lineage as cl
-from lineage_assets.lineage.coalesce import TERMINAL, coalesce_segments, code_version
+from lineage_assets.lineage.coalesce import TERMINAL, coalesce_range, code_version
 from lineage_assets.lineage.fold import SEGMENT_ROWS
 from lineage_assets.lineage.versioning import FoldItem, JobState, fold_job_by_day
 from lineage_assets.warehouse import schemas
@@ -606,7 +606,7 @@ def test_the_fold_never_crashes_on_what_the_intake_accepts():
         if row["event_kind"] == "RUN":
             by_run[row["run_id"]].append(row)
     first_day = min(r["event_date"] for r in rows)
-    segments = [out for run_rows in by_run.values() for out in coalesce_segments(run_rows, first_day)]
+    segments = [out for run_rows in by_run.values() for out in coalesce_range(run_rows, first_day)]
     pa.RecordBatch.from_pylist(segments, schema=schemas.arrow_schema(SEGMENT_ROWS))  # what map_groups stores
     runs = [s for s in segments if s["kind"] == "run"]
     assert {r["run_id"] for r in runs} == {RUN_A, RUN_B, RUN_C} and all(r["state"] in TERMINAL for r in runs)

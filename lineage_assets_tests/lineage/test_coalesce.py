@@ -1,4 +1,4 @@
-"""coalesce_run: all events of one runId -> one run (DESIGN.md section 4, "Runs" and code_version)."""
+"""coalesce_run: all events of one runId -> one run; coalesce_range: the same over a fold's days (DESIGN.md section 4, "Runs" and code_version)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import datetime as dt
 import hashlib
 import json
 
-from lineage_assets.lineage.coalesce import coalesce_run
+import pytest
+
+from lineage_assets.lineage.coalesce import coalesce_range, coalesce_run
 
 RUN = "6a1d7e0c-2f53-4b8e-9a43-0c1f1b7d2e01"
 UTC = dt.timezone.utc
@@ -337,3 +339,79 @@ def test_streaming_detected_from_job_type_processing_type():
     assert run["streaming"] is False
     run, _ = coalesce_run([_event("e1", _t(1), "COMPLETE")])
     assert run["streaming"] is False
+
+
+# --------------------------------------------------------------------------- coalesce_range: a run over days
+
+
+def _dated(event: dict) -> dict:
+    return {**event, "event_date": event["event_time"].astimezone(UTC).date()}
+
+
+def _range(events: list[dict], first_day: int) -> dict[str, list[dict]]:
+    rows = coalesce_range([_dated(e) for e in events], dt.date(2024, 3, first_day))
+    kinds: dict[str, list[dict]] = {}
+    for row in rows:
+        kinds.setdefault(row["kind"], []).append(row)
+    return kinds
+
+
+def test_a_terminal_event_on_a_later_day_ends_the_one_run_with_its_state():
+    """COMPLETE at 23:50, FAIL ten minutes later on the next UTC day: one run, the FAIL's state
+    and time (the last terminal event by eventTime), its events carried until that day."""
+    events = [
+        _event("a", _t(1, 23, 0), "START", outputs=["x"]),
+        _event("b", _t(1, 23, 50), "COMPLETE"),
+        _event("c", _t(2, 0, 10), "FAIL", outputs=["y"]),
+    ]
+    kinds = _range(events, 1)
+    [run] = kinds["run"]
+    assert (run["state"], run["ended_at"], run["end_date"]) == ("FAIL", _t(2, 0, 10), dt.date(2024, 3, 2))
+    assert run["started_at"] == _t(1, 23, 0) and run["event_count"] == 3
+    assert _names(run["outputs"]) == [("ds", "x"), ("ds", "y")]
+    assert {r["event_id"]: r["valid_to"] for r in kinds["open"]} == dict.fromkeys("abc", dt.date(2024, 3, 2))
+    assert "mismatch" not in kinds
+
+
+def test_an_event_after_the_run_ended_joins_it_and_keeps_its_end():
+    """A RUNNING event the day after the COMPLETE: its output joins the run's union; the run
+    keeps the COMPLETE's state, time and day."""
+    kinds = _range([_event("a", _t(1, 10), "START"), _event("b", _t(1, 23, 59), "COMPLETE"), _event("c", _t(2, 0, 1), "RUNNING", outputs=["late"])], 1)
+    [run] = kinds["run"]
+    assert (run["state"], run["ended_at"], run["end_date"]) == ("COMPLETE", _t(1, 23, 59), dt.date(2024, 3, 1))
+    assert _names(run["outputs"]) == [("ds", "late")] and run["event_count"] == 3
+
+
+def test_an_event_naming_another_job_on_a_later_day_is_a_mismatch():
+    """The same rule on every day: the run keeps the job of its earliest event, and a next-day
+    event naming another job is a job_mismatch, not a run of that job."""
+    events = [_event("a", _t(1, 10), "START"), _event("b", _t(1, 11), "COMPLETE", outputs=["x"]),
+              _event("c", _t(2, 9), "COMPLETE", job="other", outputs=["z"])]
+    kinds = _range(events, 1)
+    [run] = kinds["run"]
+    assert (run["job_name"], _names(run["outputs"]), run["end_date"]) == ("job", [("ds", "x")], dt.date(2024, 3, 1))
+    assert [m["event_id"] for m in kinds["mismatch"]] == ["c"]
+    assert sorted(r["event_id"] for r in kinds["open"]) == ["a", "b"]  # the mismatch is not carried
+
+
+def test_a_later_days_fold_sees_the_carried_events_and_reports_only_its_own_mismatches():
+    """A fold from day 2 gets the run's day-1 events from the state: the same run as a fold
+    from day 1, and mismatches only for events of its own days."""
+    events = [_event("m", _t(1, 9), "RUNNING", job="other"), _event("a", _t(1, 8), "START", outputs=["x"]),
+              _event("b", _t(2, 1), "COMPLETE"), _event("n", _t(2, 2), "RUNNING", job="other")]
+    whole, later = _range(events, 1), _range([e for e in events if e["event_id"] != "m"], 2)
+    assert whole["run"] == later["run"]
+    assert [m["event_id"] for m in whole["mismatch"]] == ["m", "n"] and [m["event_id"] for m in later["mismatch"]] == ["n"]
+
+
+def test_a_run_that_ended_before_the_range_is_refused_not_dropped():
+    """Events of a run that ended before the fold's first day cannot be written by that fold
+    (the run's row is before it): a clear error, where `pipeline.fold.fold_start` starts the
+    fold earlier, never a silent loss."""
+    with pytest.raises(ValueError, match="ended on 2024-03-01, before the fold's first day 2024-03-02"):
+        _range([_event("a", _t(1, 10), "COMPLETE"), _event("b", _t(2, 10), "RUNNING", outputs=["y"])], 2)
+
+
+def test_a_run_without_a_terminal_event_stays_open():
+    kinds = _range([_event("a", _t(1, 10), "START"), _event("b", _t(3, 10), "RUNNING")], 1)
+    assert "run" not in kinds and {r["valid_to"] for r in kinds["open"]} == {None}

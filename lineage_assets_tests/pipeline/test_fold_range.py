@@ -4,12 +4,14 @@ day reads nothing before it (DESIGN.md section 7)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 
 
+from lineage_assets.ids import content_uuid
 from lineage_assets.pipeline.fold import run_fold
 from lineage_assets.warehouse import commits
-from lineage_assets_tests.support import chain_events, commit_events, run_event
+from lineage_assets_tests.support import chain_events, commit_events, fold_stream, folded_from, run_event, run_uuid
 
 SCHEDULE_SECONDS = 80  # measured (--durations); conftest runs long files first
 
@@ -75,3 +77,57 @@ def test_a_year_of_days_costs_the_jobs_of_one_day_and_a_late_day_reads_nothing_b
     assert state and all(p.split("valid_to=")[1][:10] >= str(late) for p in state)
     history = [p for p in read if p.split(":")[0] in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage")]
     assert history == []
+
+
+def _sorted_rows(rows: list[dict]) -> list[str]:
+    return sorted(json.dumps(r, default=str, sort_keys=True) for r in rows)
+
+
+def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tmp_path):
+    """DESIGN.md section 4: all events of a runId are one run, whatever UTC day they fall on. A
+    FAIL ten minutes after a COMPLETE but past midnight gives the run its state; a RUNNING event
+    the next day adds its output; a next-day event naming another job is a job_mismatch; a FAIL
+    nineteen days later ends the run then, which changes what a run in between read (its input
+    was a COMPLETE write, then a FAIL's). Days without events cost nothing: three folds by day. Folded day by day, each fold holding later events of a
+    run that ended before it starts at that run's end (`fold_start`, said in the log); the tables
+    equal those of one fold of the whole range, with one row per run."""
+    events = [
+        run_event("2024-03-01T23:00:00Z", "START", "fail-after", "A", ["in"], ["x"]),
+        run_event("2024-03-01T23:50:00Z", "COMPLETE", "fail-after", "A"),
+        run_event("2024-03-02T00:10:00Z", "FAIL", "fail-after", "A", [], ["y"]),
+        run_event("2024-03-01T10:00:00Z", "START", "late-output", "B", ["x"]),
+        run_event("2024-03-01T23:59:00Z", "COMPLETE", "late-output", "B", [], ["z"]),
+        run_event("2024-03-02T00:01:00Z", "RUNNING", "late-output", "B", [], ["late"]),
+        run_event("2024-03-01T11:00:00Z", "COMPLETE", "other-job", "C", [], ["w"]),
+        run_event("2024-03-02T09:00:00Z", "COMPLETE", "other-job", "D", [], ["v"]),
+        run_event("2024-03-01T12:00:00Z", "COMPLETE", "weeks-later", "E", ["in"], ["u"]),
+        run_event("2024-03-20T12:00:00Z", "FAIL", "weeks-later", "E"),
+        run_event("2024-03-02T12:00:00Z", "COMPLETE", "reads-u", "F", ["u"], ["t"]),
+    ]
+    root = str(tmp_path / "by_day")
+    days = commit_events(spark, root, events)
+    said: list[str] = []
+    starts = []
+    for day in days:
+        report = run_fold(spark, root, day, day, log=said.append)
+        assert report.passed, [c.problems for c in report.checks]
+        starts.append(str(report.first))
+    assert starts == ["2024-03-01"] * 3
+    assert any(f"run {run_uuid('weeks-later')} ended by then" in line and "starting at 2024-03-01, not 2024-03-20" in line for line in said), said
+    by_day = folded_from(spark, root)
+    whole = fold_stream(spark, events, str(tmp_path / "whole"))
+    for name in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage", "job_mismatch", "jobs_state"):
+        assert _sorted_rows(getattr(by_day, name)) == _sorted_rows(getattr(whole, name)), name
+
+    runs = {r["run_id"]: r for r in whole.runs}
+    assert len(whole.runs) == len(runs) == 5
+    run = lambda label: runs[run_uuid(label)]  # noqa: E731
+    assert (run("fail-after")["state"], str(run("fail-after")["ended_at"])[:16]) == ("FAIL", "2024-03-02 00:10")
+    assert sorted(o["name"] for o in run("fail-after")["outputs"]) == ["x", "y"]
+    assert run("late-output")["state"] == "COMPLETE" and sorted(o["name"] for o in run("late-output")["outputs"]) == ["late", "z"]
+    assert run("other-job")["job_name"] == "C" and [o["name"] for o in run("other-job")["outputs"]] == ["w"]
+    assert [(m["job_name"], m["event_type"]) for m in whole.job_mismatch] == [("D", "COMPLETE")]
+    assert (run("weeks-later")["state"], str(run("weeks-later")["ended_at"])[:10]) == ("FAIL", "2024-03-20")
+    reads = next(r for r in whole.run_lineage if r["run_id"] == run_uuid("reads-u"))
+    # u's only write ended in a FAIL: not a version a reader resolves to, so F read u's source version
+    assert [i["version_id"] for i in reads["input_versions"]] == [content_uuid({"dataset": ["ds", "u"], "source": None})]
