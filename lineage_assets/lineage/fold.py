@@ -83,7 +83,6 @@ class StateAsOf:
 
     day: dt.date
     open_events: DataFrame
-    run_ends: DataFrame
     aliases: DataFrame
     jobs: DataFrame
     datasets: DataFrame
@@ -507,13 +506,8 @@ def fold_range(
         .join(field_heads, "version_id")
     )
 
-    run_ends = prev.run_ends.unionByName(terminal.select("run_id", *job_key, F.col("end_date").alias("valid_from"))).withColumn(
-        "valid_to", _open_date()
-    )
-
     state = {
         t.STATE_OPEN_EVENTS.name: state_open,
-        t.STATE_RUN_ENDS.name: run_ends,
         t.STATE_JOBS.name: job_state,
         t.STATE_DATASETS.name: ds_state,
         t.STATE_STORAGE_VERSIONS.name: sv_state,

@@ -36,7 +36,6 @@ def state_as_of(spark: SparkSession, commit: commits.Commit, day: dt.date) -> St
     return StateAsOf(
         day=day,
         open_events=open_events,
-        run_ends=_rows(spark, commit, t.STATE_RUN_ENDS, day),
         aliases=_rows(spark, commit, t.STATE_ALIASES, day),
         jobs=_rows(spark, commit, t.STATE_JOBS, day),
         datasets=datasets,

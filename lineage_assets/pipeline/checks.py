@@ -194,8 +194,7 @@ def mark_sample(name: str, df: DataFrame, sample: Sample, dataset_versions: Data
     if sample.whole:
         return df.withColumn(SAMPLED, F.lit(True))
     job = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), sample.rate)
-    if name in ("runs", "run_lineage", "job_versions", "state_jobs", "state_columns", "state_open_events", "state_run_ends",
-                "field_operations"):
+    if name in ("runs", "run_lineage", "job_versions", "state_jobs", "state_columns", "state_open_events", "field_operations"):
         return df.withColumn(SAMPLED, job)
     if name in ("dataset_aliases", "state_aliases"):  # resolved from the whole range, sample or not
         return df.withColumn(SAMPLED, F.lit(True))

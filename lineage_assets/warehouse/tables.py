@@ -190,11 +190,6 @@ STATE_OPEN_EVENTS = _table(
     "state_open_events", "state", T.StructType([*EVENT_FIELDS, T.StructField("event_date", T.DateType()), T.StructField("valid_from", T.DateType())]),
     ("valid_to",), ("event_id",), "Events of each run, from their day until the day of its last terminal event (still valid while it has none).", folder="_state/open_events",
 )
-STATE_RUN_ENDS = _table(
-    "state_run_ends", "state", f"run_id string, job_namespace string, job_name string, {_VALID}", ("valid_to",), ("run_id",),
-    "Every run that has ended, from the UTC day of its last terminal event on: a fold whose range holds later events of "
-    "one starts at that day (DESIGN.md section 4: all events of a runId are one run).", folder="_state/run_ends",
-)
 STATE_JOBS = _table(
     "state_jobs", "state", f"{JOB_STATE_SPEC}, {_VALID}", ("valid_to",), ("job_namespace", "job_name"),
     "Each job's current version, every version id it ever had and its latest run.", folder="_state/jobs", NAME_PAIR=NAME_PAIR,
@@ -263,7 +258,7 @@ CURRENT_ALIASES = _table(
 ALL: tuple[Table, ...] = (
     LANDED_EVENTS, REJECTED_EVENTS, DROP_FILES, EVENTS, DROP_LEDGER,
     RUNS, JOB_VERSIONS, DATASET_VERSIONS, RUN_LINEAGE, COLUMN_LINEAGE, DATASET_FIELDS, DATASET_ALIASES, FIELD_OPERATIONS, FIELD_TAGS,
-    STATE_OPEN_EVENTS, STATE_RUN_ENDS, STATE_JOBS, STATE_DATASETS, STATE_STORAGE_VERSIONS, STATE_COLUMNS, STATE_FIELDS, STATE_ALIASES,
+    STATE_OPEN_EVENTS, STATE_JOBS, STATE_DATASETS, STATE_STORAGE_VERSIONS, STATE_COLUMNS, STATE_FIELDS, STATE_ALIASES,
     CURRENT_JOBS, CURRENT_LINEAGE, CURRENT_COLUMN_LINEAGE, CURRENT_DATASET_FIELDS, CURRENT_ALIASES,
 )
 BY_NAME = {t.name: t for t in ALL}

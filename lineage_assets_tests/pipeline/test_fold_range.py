@@ -44,7 +44,8 @@ def test_a_year_of_days_costs_the_jobs_of_one_day_and_a_late_day_reads_nothing_b
     """Twelve runs of each job on one day, or each on its own day spread over a year: the fold
     runs about the same number of Spark jobs (not a number per day), writes a partition only for
     days with rows, and skips the days between. Then a late event for a day in the middle: the
-    recompute reads no event and no state from before that day, and no history table."""
+    recompute reads no event and no state from before that day, and Spark reads no history
+    table (`fold_start` reads the run ids of `runs` on the driver: the next test)."""
     counts = {}
     for label, days in (("day", ["2024-01-01"] * 12), ("year", _days("2024-01-01", 12, 30))):
         root = str(tmp_path / label)
@@ -90,7 +91,8 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
     nineteen days later ends the run then, which changes what a run in between read (its input
     was a COMPLETE write, then a FAIL's). Days without events cost nothing: three folds by day. Folded day by day, each fold holding later events of a
     run that ended before it starts at that run's end (`fold_start`, said in the log); the tables
-    equal those of one fold of the whole range, with one row per run."""
+    equal those of one fold of the whole range, with one row per run. The ended runs are found by
+    their ids in `runs` before the range, read on the driver (`reopened_from`)."""
     events = [
         run_event("2024-03-01T23:00:00Z", "START", "fail-after", "A", ["in"], ["x"]),
         run_event("2024-03-01T23:50:00Z", "COMPLETE", "fail-after", "A"),
