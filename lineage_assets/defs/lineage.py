@@ -48,13 +48,18 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
             )
         if not report.passed:
             raise dg.Failure(f"lineage fold {report.first}..{report.last}: a blocking check failed; nothing was committed")
+        extra = report.extra_days(context.partition_keys)
+        if extra:
+            context.log.info(f"lineage fold: also rewrote {len(extra)} day(s) outside the run's partitions: {', '.join(extra[:10])}")
         for table in t.HISTORY:
             for day in context.partition_keys:
-                found = report.fingerprints[table.name].get(day)
-                context.add_asset_metadata(
-                    {"dagster/row_count": found.rows if found else 0, "content_hash": found.hash if found else "empty"},
-                    asset_key=table.name, partition_key=day,
-                )
+                context.add_asset_metadata(_day_figures(report, table.name, day), asset_key=table.name, partition_key=day)
+            for day in extra:  # days the fold rewrote beyond the run's partitions: their new figures
+                context.log_event(dg.AssetMaterialization(
+                    asset_key=table.name, partition=day,
+                    metadata={**_day_figures(report, table.name, day), "range": f"{report.first}..{report.last}"},
+                    description="rewritten by a fold of a wider range than its run's partitions",
+                ))
         common = {
             "range": f"{report.first}..{report.last}",
             "commit": report.commit_seq,
@@ -120,3 +125,8 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
 
 def _details(details: dict) -> dict:
     return {k: dg.MetadataValue.json(v) if isinstance(v, (dict, list)) else v for k, v in details.items()}
+
+
+def _day_figures(report, table: str, day: str) -> dict:
+    found = report.fingerprints[table].get(day)
+    return {"dagster/row_count": found.rows if found else 0, "content_hash": found.hash if found else "empty"}

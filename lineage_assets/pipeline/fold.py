@@ -10,7 +10,7 @@ import secrets
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import pyarrow as pa
@@ -76,6 +76,12 @@ class FoldReport:
     checks: list[CheckReport]
     commit_seq: int | None = None
     sample_rate: float = 1.0
+    days: list[str] = field(default_factory=list)  # the days of [first, last] a history table has rows of, before or now
+
+    def extra_days(self, asked: list[str]) -> list[str]:
+        """The days this fold rewrote beyond those `asked` for (it started earlier, `fold_start`,
+        or ended later, at the last folded day) whose rows were or are there."""
+        return [day for day in self.days if day not in set(asked)]
 
     @property
     def passed(self) -> bool:
@@ -234,7 +240,10 @@ def run_fold(
                 determinism = determinism_report(written_sample, recompute.computed(), sample_rate)
                 lap("recompute.wait")
                 seconds.update({f"recompute.{step}": s for step, s in recompute.seconds.items()})
-                report = FoldReport(first, last, requested_last, written, changed, seconds, [determinism, keys], sample_rate=sample_rate)
+                report = FoldReport(
+                    first, last, requested_last, written, changed, seconds, [determinism, keys], sample_rate=sample_rate,
+                    days=_days_with_rows(base, written, first, last),
+                )
                 if report.passed:
                     commit = txn.commit(
                         {"first": str(first), "last": str(last), "rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
@@ -381,6 +390,14 @@ class Recompute:
             for future in (self._sample, self._computed):
                 if not future.done():
                     future.set_exception(exc)
+
+
+def _days_with_rows(base: commits.Commit, written: dict[str, dict[str, Fingerprint]], first: dt.date, last: dt.date) -> list[str]:
+    """The days of [first, last] that a history table has a partition of in `base` or rows of in
+    `written`: what a fold of that range changed or emptied."""
+    days = {day for table in t.HISTORY for day in written.get(table.name, {}) if day != WHOLE}
+    days |= {day for table in t.HISTORY for day in base.partition_values(table.name, table.day_column) if str(first) <= day <= str(last)}
+    return sorted(days)
 
 
 def _changed_jobs(before: DataFrame, after: DataFrame) -> list[str]:

@@ -1,7 +1,8 @@
 """The whole pipeline (sensor, intake, daily fold, snapshot) is independent of how events arrive.
 
 A two-day stream with reruns, a code-version change, a failed and an aborted run, an empty run,
-a run across midnight and an A, B, A job. Landing it as one drop (one N-day range run) is the
+a run across midnight, a run ending twice (a COMPLETE before midnight, a FAIL after it) and an
+A, B, A job. Landing it as one drop (one N-day range run) is the
 reference. It must equal, row for row:
 - N one-day runs (the days landed in order, one run per day);
 - random splits of the stream into drops landed in random order in two waves, for 5 seeds.
@@ -77,6 +78,11 @@ STREAM = [
     run_event(f"{D1}T08:00:00Z", "COMPLETE", "s1", "switcher", ["P"], ["Q"]),
     run_event(f"{D2}T08:00:00Z", "COMPLETE", "s2", "switcher", ["P"], ["R"]),
     run_event(f"{D2}T09:00:00Z", "ABORT", "s3", "switcher", ["P"], ["Q"]),
+    # a run that ends twice, a COMPLETE before midnight and a FAIL after it: one run, ended by the
+    # FAIL on D2 (DESIGN.md section 4), so a fold of D2 alone starts at D1 and moves its row
+    run_event(f"{D1}T23:40:00Z", "START", "t1", "twice", ["src"], []),
+    run_event(f"{D1}T23:50:00Z", "COMPLETE", "t1", "twice", [], ["T"]),
+    run_event(f"{D2}T00:10:00Z", "FAIL", "t1", "twice", [], ["T2"]),
 ]
 
 
@@ -139,7 +145,7 @@ def one_shot(spark, tmp_path_factory):
     assert _daily_runs(report) == [f"{D1}..{D2}"]  # N days as one range run
     tables = _tables(root / "wh")
     for seed in SEEDS:
-        assert len(_of_seed(tables, seed)["runs"]) == 10
+        assert len(_of_seed(tables, seed)["runs"]) == 11
     ONE_SHOT_UI.update(ui)
     return tables
 
@@ -169,7 +175,15 @@ def test_n_one_day_runs_equal_one_range_run(spark, tmp_path, one_shot):
             report = ingest(settings, instance, log=_quiet)
             assert not report.failed
             assert _daily_runs(report) == [day]
+        shown = _what_the_ui_shows(instance)
     assert _tables(tmp_path / "wh") == _of_seed(one_shot, 1)
+    # D2's fold started at D1 (the run ending twice moved from D1 to D2): the UI shows D1's new
+    # figures, not those of D1's own run
+    commit = commits.latest(str(tmp_path / "wh"))
+    for table in ("runs", "run_lineage"):
+        for day in (D1, D2):
+            rows = duckdb.sql(f"select count(*) from ({commits.duckdb_relation_sql(commit, table)}) where end_date = '{day}'").fetchall()[0][0]
+            assert shown[(table, day)]["dagster/row_count"] == rows, (table, day)
 
 
 def test_random_drops_in_random_order_equal_the_one_shot_run(spark, tmp_path, one_shot):
