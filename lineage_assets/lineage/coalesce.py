@@ -161,14 +161,20 @@ def coalesce_range(events: list[dict], first_day, identity: Identity | None = No
     event, on the same day or any later one, belong to it (a FAIL after a COMPLETE gives it its
     state; a later event's outputs join its union; one naming another job is a mismatch).
 
-    The fold carries a run's events in its state until the day of its last terminal event, and
-    a fold whose range holds events of a run that ended before it starts from the day that run
-    ended (`pipeline.fold.reopened_from`): so every event of a run is here whenever the run is.
+    The fold carries a run's events in its state until the day of its last event once it has
+    ended (with how many it had), and a fold whose range holds new events of a run that ended
+    before it starts from the day that run ended (`pipeline.fold.fold_start` before the fold, for
+    runs it does not carry; `reopen` rows during it, for runs it does): so every event of a run
+    is here whenever its row is written, and an ended run's events already folded (a RUNNING
+    event after its COMPLETE, past midnight) start nothing again.
 
     Returns typed rows (`kind`):
     - `run`: the run, when one of its kept events is terminal (coalesce_run's run, with
       `end_date`: the UTC day of its last terminal event);
-    - `open`: every kept event with `valid_to`: the run's end_date (None while it has none);
+    - `open`: every kept event with `valid_to` (the day of the run's last event, mismatched or
+      not, once it has ended; None while it has not) and `kept_events` (how many it keeps);
+    - `reopen`: the run ended before `first_day` and has new events (more kept events than when
+      its row was written): the fold must start at its end (`valid_to`);
     - `mismatch`: an event (dated >= first_day) naming another job than the run's earliest event;
     - `item`: an io-reporting event of a streaming run, a job-versioning item (dated >= first_day).
     A run's datasets are resolved by `identity` (when given) as of the run's end.
@@ -199,13 +205,23 @@ def coalesce_range(events: list[dict], first_day, identity: Identity | None = No
             } for event in todays if event["inputs"] or event["outputs"])
     terminal = [e for e in kept if e["event_type"] in TERMINAL]
     end_date = terminal[-1]["event_date"] if terminal else None
-    if end_date is not None and end_date < first_day:  # its run row is before the range, where this fold writes nothing
-        raise ValueError(
-            f"run {run['run_id']} ended on {end_date}, before the fold's first day {first_day}, and has events from "
-            f"{first_day} on: a fold must start at the end of every run it has events of (pipeline.fold.reopened_from)"
-        )
-    if end_date is not None:
+    # an ended run's events are carried until the day of its last event, a mismatched one too (a later
+    # fold reading it again must carry the run to tell that nothing is new)
+    open_to = max(e["event_date"] for e in events) if terminal else None
+    if end_date is not None and end_date < first_day:  # its row is before the range, where this fold writes nothing
+        written = {e.get("kept_events") for e in kept if e["event_date"] < first_day} - {None}
+        if not written:
+            raise ValueError(
+                f"run {run['run_id']} ended on {end_date}, before the fold's first day {first_day}, and has events from "
+                f"{first_day} on: a fold must start at the end of every run it has new events of (pipeline.fold.fold_start)"
+            )
+        if len(kept) > max(written):  # new events since its row was written: start there
+            return [{"kind": "reopen", "run_id": run["run_id"], "valid_to": end_date}]
+        # its events after its end, already in its row (carried until the last of them): nothing changes
+    elif end_date is not None:
         run.pop("last_event_time")
         out.append({"kind": "run", **run, "end_date": end_date})
-    out.extend({"kind": "open", "run_id": e["run_id"], "event_id": e["event_id"], "valid_to": end_date} for e in kept)
+    out.extend(
+        {"kind": "open", "run_id": e["run_id"], "event_id": e["event_id"], "valid_to": open_to, "kept_events": len(kept)} for e in kept
+    )
     return out

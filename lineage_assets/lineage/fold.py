@@ -53,12 +53,12 @@ SEGMENT_ROWS = schemas.schema(
     "kind string, run_id string, event_id string, valid_to date, "
     "job_namespace string, job_name string, state string, started_at timestamp, ended_at timestamp, "
     "inputs array<RUN_DATASET>, outputs array<RUN_DATASET>, run_facets string, job_facets string, code_version string, "
-    "parent_run_id string, root_run_id string, event_count int, streaming boolean, end_date date",
+    "parent_run_id string, root_run_id string, event_count int, streaming boolean, end_date date, kept_events int",
     RUN_DATASET=schemas.RUN_DATASET,
 )
 SEGMENT_INPUT = (
     "run_id", "event_id", "event_time", "event_date", "event_type", "job_namespace", "job_name",
-    "inputs", "outputs", "run_facets", "job_facets",
+    "inputs", "outputs", "run_facets", "job_facets", "kept_events",
 )
 ITEM_COLUMNS = schemas.schema(
     "job_namespace string, job_name string, run_id string, ended_at timestamp, state string, "
@@ -109,6 +109,15 @@ class RangeTables:
     def outputs(self) -> dict[str, DataFrame]:
         """Every table the fold writes (t.FOLD_OUTPUTS): the history tables, then the state."""
         return {**{table.name: getattr(self, table.name) for table in t.HISTORY}, **self.state}
+
+
+class Reopened(Exception):
+    """A run that ended before the fold's range has new events in it (events it did not have when
+    its row was written): the fold must start at `day`, the day it ended."""
+
+    def __init__(self, day: dt.date, runs: list[str]):
+        super().__init__(f"run {', '.join(runs)} ended on {day} and has new events in the range")
+        self.day, self.runs = day, runs
 
 
 # ---------------------------------------------------------------------------------- Python per group
@@ -274,17 +283,23 @@ def fold_range(
     resolve_names, resolve_dataset = _resolve_names(identity), _resolve_dataset(identity)
     events = events.filter((F.col("event_date") >= F.lit(first)) & (F.col("event_date") <= F.lit(last)))
     event_cols = [*t.EVENT_COLUMNS.fieldNames(), "event_date"]
-    carried = prev.open_events.select(*event_cols, "valid_from")
-    run_events = events.filter("event_kind = 'RUN'").select(*event_cols, F.col("event_date").alias("valid_from")).unionByName(carried)
+    carried = prev.open_events.select(*event_cols, "valid_from", "kept_events")
+    run_events = events.filter("event_kind = 'RUN'").select(
+        *event_cols, F.col("event_date").alias("valid_from"), F.lit(None).cast("int").alias("kept_events"),
+    ).unionByName(carried)
 
     segments = (
         map_groups(run_events.select(*SEGMENT_INPUT), ["run_id"], _coalesce_fn(first, identity), SEGMENT_ROWS)  # not the raw event text
         .transform(checkpoint)
     )
     lap("coalesce")
+    kinds = {r["kind"]: r["count"] for r in segments.groupBy("kind").count().collect()}
+    if kinds.get("reopen"):  # a run that ended before the range has new events in it: the fold starts at its end
+        ends = segments.filter("kind = 'reopen'").groupBy("valid_to").agg(F.sort_array(F.collect_list("run_id")).alias("runs"))
+        day, runs = min((r["valid_to"], r["runs"]) for r in ends.collect())
+        raise Reopened(day, runs)
     terminal = segments.filter("kind = 'run'").drop("kind", "event_id", "valid_to")
     mismatched = segments.filter("kind = 'mismatch'").select("event_id")
-    kinds = {r["kind"]: r["count"] for r in segments.groupBy("kind").count().collect()}
     # the whole event rows of mismatches: a scan of every column of the range, so only when there are any
     job_mismatch = events.join(mismatched, "event_id", "left_semi") if kinds.get("mismatch") else events.limit(0)
 
@@ -446,10 +461,10 @@ def fold_range(
     column_lineage = edges.withColumn("created_date", F.to_date("created_at"))
 
     # ---- new state: every row valid on some day >= first
-    open_rows = segments.filter("kind = 'open'").select("event_id", F.coalesce("valid_to", _open_date()).alias("valid_to"))
+    open_rows = segments.filter("kind = 'open'").select("event_id", F.coalesce("valid_to", _open_date()).alias("valid_to"), "kept_events")
     if kinds.get("open", 0) <= BROADCAST_OPEN_EVENTS:  # the wide event rows are not shuffled to find a few open ones
         open_rows = F.broadcast(open_rows)
-    state_open = run_events.join(open_rows, "event_id").filter("valid_from < valid_to")
+    state_open = run_events.drop("kept_events").join(open_rows, "event_id").filter("valid_from < valid_to")
 
     ds_state = _intervals(
         prev.datasets.drop("valid_to").unionByName(

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 
 from lineage_assets.identity.partitions import PartitionRule, load_rules
 from lineage_assets.intake import reasons
-from lineage_assets.lineage.fold import RangeTables, StateAsOf, fold_range
+from lineage_assets.lineage.fold import RangeTables, Reopened, StateAsOf, fold_range
 from lineage_assets.lineage.identity import RangeIdentity, range_identity
 from lineage_assets.lineage.state import state_as_of
 from lineage_assets.pipeline import progress
@@ -100,15 +100,19 @@ def range_events(commit: commits.Commit, first: dt.date, last: dt.date) -> int:
 
 
 def reopened_from(commit: commits.Commit, first: dt.date, last: dt.date) -> tuple[dt.date, list[str]] | None:
-    """(the earliest day, the runs) when runs that ended before `first` have events in [first,
-    last]; else None. Such a run is reopened (DESIGN.md section 4: all events of a runId are one
-    run, whatever day they fall on): its row, its job's versions and what later readers resolved
-    to change from the day it ended on, so the fold must start there.
+    """(the earliest day, the runs) when runs that ended before `first` and that the fold does not
+    carry have events in [first, last]; else None. Such events are new (a run's events are carried
+    until the day of its last one), and they reopen the run (DESIGN.md section 4: all events of a
+    runId are one run, whatever day they fall on): its row, its job's versions and what later
+    readers resolved to change from the day it ended on, so the fold must start there. A carried
+    run's events may be new or already folded: the fold tells them apart by their number
+    (`coalesce_range`, `Reopened`).
 
     Read on the driver with pyarrow, no Spark job: the range's run ids from the events' files,
     then one column of `runs` before `first` (the ids of every run that ended, its partition
     giving the day), batch by batch against them. That column is the only history a fold reads:
-    it is the one record of which runs ended (case b's 50,148 runs in 365 files: 0.14-0.24 s)."""
+    it is the one record of which runs ended (case b's 50,148 runs in 365 files: 0.14-0.24 s); and
+    the run ids of the state's open events."""
     import pyarrow.compute as pc
     import pyarrow.dataset as pads
 
@@ -118,6 +122,11 @@ def reopened_from(commit: commits.Commit, first: dt.date, last: dt.date) -> tupl
     if not ended_files or not event_files:
         return None
     ids = pc.unique(pads.dataset(event_files, format="parquet").to_table(columns=["run_id"]).column("run_id").combine_chunks())
+    carried_files = commit.files(t.STATE_OPEN_EVENTS.name, commits.on_or_after("valid_to", first))
+    if carried_files:  # runs the fold carries: their events already folded are told from new ones in the fold (`Reopened`)
+        carried = pads.dataset(carried_files, format="parquet").to_table(columns=["run_id", "valid_from"])
+        carried = carried.filter(pc.less(carried.column("valid_from"), pa.scalar(first, pa.date32()))).column("run_id")
+        ids = ids.filter(pc.invert(pc.is_in(ids, value_set=pc.unique(carried.combine_chunks()))))
     ended = pads.dataset(
         ended_files, format="parquet", partition_base_dir=os.path.join(commit.root, t.RUNS.path),
         partitioning=pads.partitioning(pa.schema([(day_column, pa.string())]), flavor="hive"),
@@ -208,7 +217,6 @@ def run_fold(
     partition rules (default: those in force, `identity.partitions.load_rules`)."""
     rules = load_rules() if rules is None else rules
     lap = Laps()
-    seconds = lap.seconds
     with commits.writer(root):
         base = commits.latest(root)
         requested_last = last
@@ -217,40 +225,55 @@ def run_fold(
             last = through
             log(f"lineage fold: extending {first}..{requested_last} to {last}, the last day already folded")
         first = fold_start(base, first, last, log)
-        events = range_events(base, first, last)
-        sample_rate = check_rate(events, sample_rate, whole_check_events)
-        with range_settings(spark, events), Recompute(spark, base, first, last, sample_rate, rules) as recompute:
-            inputs = fold_inputs(spark, base, first, last, rules)
-            prev = inputs.prev
-            lap("read_state")
-            tables = fold_range(first, last, inputs.events, prev, inputs.names, lap=lap)
-            lap("plan")
-            with commits.Transaction(root, OPERATION) as txn:
-                stage_outputs(txn, tables, inputs.names, first, last)
-                lap("write")
-                staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
-                with ThreadPoolExecutor(max_workers=2, thread_name_prefix="lineage-fold-keys") as pool:  # small jobs beside the hash
-                    keys_found = pool.submit(key_problems, staged)
-                    changed_found = pool.submit(_changed_jobs, prev.jobs, staged["state_jobs"])
-                    written, written_sample = fingerprints_and_marked(marked_frames(staged, recompute.sample()), SAMPLED)  # one scan
-                    lap("hash_written")
-                    problems, changed = keys_found.result(), changed_found.result()
-                keys = CheckReport(KEYS, not problems, problems)
-                lap("key_check")
-                determinism = determinism_report(written_sample, recompute.computed(), sample_rate)
-                lap("recompute.wait")
-                seconds.update({f"recompute.{step}": s for step, s in recompute.seconds.items()})
-                report = FoldReport(
-                    first, last, requested_last, written, changed, seconds, [determinism, keys], sample_rate=sample_rate,
-                    days=_days_with_rows(base, written, first, last),
+        while True:
+            try:
+                return _fold_and_commit(spark, root, base, first, last, requested_last, sample_rate, rules, whole_check_events, lap)
+            except Reopened as reopened:  # a carried run that ended before `first` has new events: start at its end
+                log(f"lineage fold: starting at {reopened.day}, not {first}: {reopened}")
+                first = fold_start(base, reopened.day, last, log)
+
+
+def _fold_and_commit(
+    spark: SparkSession, root: str, base: commits.Commit, first: dt.date, last: dt.date, requested_last: dt.date,
+    sample_rate: float, rules: tuple[PartitionRule, ...], whole_check_events: int, lap: Laps,
+) -> FoldReport:
+    """`run_fold`'s work once its range is known: fold, check, and commit when the checks pass.
+    Raises `Reopened` when a run it carries has new events and ended before `first`."""
+    seconds = lap.seconds
+    events = range_events(base, first, last)
+    sample_rate = check_rate(events, sample_rate, whole_check_events)
+    with range_settings(spark, events), Recompute(spark, base, first, last, sample_rate, rules) as recompute:
+        inputs = fold_inputs(spark, base, first, last, rules)
+        prev = inputs.prev
+        lap("read_state")
+        tables = fold_range(first, last, inputs.events, prev, inputs.names, lap=lap)
+        lap("plan")
+        with commits.Transaction(root, OPERATION) as txn:
+            stage_outputs(txn, tables, inputs.names, first, last)
+            lap("write")
+            staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
+            with ThreadPoolExecutor(max_workers=2, thread_name_prefix="lineage-fold-keys") as pool:  # small jobs beside the hash
+                keys_found = pool.submit(key_problems, staged)
+                changed_found = pool.submit(_changed_jobs, prev.jobs, staged["state_jobs"])
+                written, written_sample = fingerprints_and_marked(marked_frames(staged, recompute.sample()), SAMPLED)  # one scan
+                lap("hash_written")
+                problems, changed = keys_found.result(), changed_found.result()
+            keys = CheckReport(KEYS, not problems, problems)
+            lap("key_check")
+            determinism = determinism_report(written_sample, recompute.computed(), sample_rate)
+            lap("recompute.wait")
+            seconds.update({f"recompute.{step}": s for step, s in recompute.seconds.items()})
+            report = FoldReport(
+                first, last, requested_last, written, changed, seconds, [determinism, keys], sample_rate=sample_rate,
+                days=_days_with_rows(base, written, first, last),
+            )
+            if report.passed:
+                commit = txn.commit(
+                    {"first": str(first), "last": str(last), "rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
+                    props=progress.after_fold(base, first, last),  # last >= the day folded through before (extended above)
                 )
-                if report.passed:
-                    commit = txn.commit(
-                        {"first": str(first), "last": str(last), "rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
-                        props=progress.after_fold(base, first, last),  # last >= the day folded through before (extended above)
-                    )
-                    report.commit_seq = commit.seq
-                lap("commit")
+                report.commit_seq = commit.seq
+            lap("commit")
     return report
 
 

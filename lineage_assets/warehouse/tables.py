@@ -187,8 +187,12 @@ JOB_STATE_SPEC = (
 )
 DATASET_STATE_SPEC = "namespace string, name string, version_id string, created_at timestamp, storage_version string, writer_run_id string"
 STATE_OPEN_EVENTS = _table(
-    "state_open_events", "state", T.StructType([*EVENT_FIELDS, T.StructField("event_date", T.DateType()), T.StructField("valid_from", T.DateType())]),
-    ("valid_to",), ("event_id",), "Events of each run, from their day until the day of its last terminal event (still valid while it has none).", folder="_state/open_events",
+    "state_open_events", "state",
+    T.StructType([*EVENT_FIELDS, T.StructField("event_date", T.DateType()), T.StructField("valid_from", T.DateType()),
+                  T.StructField("kept_events", T.IntegerType())]),
+    ("valid_to",), ("event_id",),
+    "Events of each run, from their day until the day of its last event once it has ended (still valid while it has not); "
+    "kept_events: how many events its run kept when its row was written.", folder="_state/open_events",
 )
 STATE_JOBS = _table(
     "state_jobs", "state", f"{JOB_STATE_SPEC}, {_VALID}", ("valid_to",), ("job_namespace", "job_name"),

@@ -415,3 +415,40 @@ def test_a_run_that_ended_before_the_range_is_refused_not_dropped():
 def test_a_run_without_a_terminal_event_stays_open():
     kinds = _range([_event("a", _t(1, 10), "START"), _event("b", _t(3, 10), "RUNNING")], 1)
     assert "run" not in kinds and {r["valid_to"] for r in kinds["open"]} == {None}
+
+
+def _carried(event: dict, kept_events: int) -> dict:
+    """An event as the state carries it: with the number of events its run kept when its row was written."""
+    return {**_dated(event), "kept_events": kept_events}
+
+
+def test_an_ended_runs_events_are_carried_until_its_last_event():
+    kinds = _range([_event("a", _t(1, 10), "START"), _event("b", _t(1, 23, 59), "COMPLETE"), _event("c", _t(3, 0, 1), "RUNNING")], 1)
+    assert kinds["run"][0]["end_date"] == dt.date(2024, 3, 1)
+    assert {(r["event_id"], r["valid_to"], r["kept_events"]) for r in kinds["open"]} == {(e, dt.date(2024, 3, 3), 3) for e in "abc"}
+
+
+def test_a_carried_run_whose_later_events_were_already_folded_changes_nothing():
+    """A fold from day 2 carries the run that ended on day 1 (its RUNNING event of day 2 was
+    folded with it): the same number of kept events, so no run row (it is before the range),
+    no reopening, and its events carried as before."""
+    events = [_carried(_event("a", _t(1, 10), "START"), 3), _carried(_event("b", _t(1, 23, 59), "COMPLETE"), 3),
+              _dated(_event("c", _t(2, 0, 1), "RUNNING", outputs=["late"])), _dated(_event("x", _t(2, 5), "RUNNING", job="other"))]
+    rows = coalesce_range(events, dt.date(2024, 3, 2))
+    assert sorted((r["kind"], r["event_id"], r.get("valid_to")) for r in rows) == [
+        ("mismatch", "x", None), ("open", "a", dt.date(2024, 3, 2)), ("open", "b", dt.date(2024, 3, 2)), ("open", "c", dt.date(2024, 3, 2)),
+    ]
+
+
+def test_a_carried_run_with_a_new_event_after_its_end_asks_the_fold_to_start_at_its_end():
+    events = [_carried(_event("a", _t(1, 10), "START"), 3), _carried(_event("b", _t(1, 23, 59), "COMPLETE"), 3),
+              _dated(_event("c", _t(2, 0, 1), "RUNNING")), _dated(_event("d", _t(2, 6), "RUNNING", outputs=["new"]))]
+    assert coalesce_range(events, dt.date(2024, 3, 2)) == [{"kind": "reopen", "run_id": RUN, "valid_to": dt.date(2024, 3, 1)}]
+
+
+def test_a_mismatched_event_after_the_end_carries_the_run_until_its_day():
+    """A later fold reads the mismatched event again: it must carry the run to see that nothing
+    is new, so the run's events stay until that day."""
+    kinds = _range([_event("a", _t(1, 10), "COMPLETE"), _event("b", _t(3, 9), "RUNNING", job="other")], 1)
+    assert [(r["event_id"], r["valid_to"]) for r in kinds["open"]] == [("a", dt.date(2024, 3, 3))]
+    assert [m["event_id"] for m in kinds["mismatch"]] == ["b"]

@@ -13,7 +13,7 @@ from lineage_assets.pipeline.fold import run_fold
 from lineage_assets.warehouse import commits
 from lineage_assets_tests.support import chain_events, commit_events, fold_stream, folded_from, run_event, run_uuid
 
-SCHEDULE_SECONDS = 80  # measured (--durations); conftest runs long files first
+SCHEDULE_SECONDS = 120  # measured (--durations); conftest runs long files first
 
 
 def _days(first: str, count: int, step: int) -> list[str]:
@@ -89,7 +89,8 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
     FAIL ten minutes after a COMPLETE but past midnight gives the run its state; a RUNNING event
     the next day adds its output; a next-day event naming another job is a job_mismatch; a FAIL
     nineteen days later ends the run then, which changes what a run in between read (its input
-    was a COMPLETE write, then a FAIL's). Days without events cost nothing: three folds by day. Folded day by day, each fold holding later events of a
+    was a COMPLETE write, then a FAIL's). A fold goes back no further than the runs with new
+events need: the events after an end that it reads again are carried with their runs. Folded day by day, each fold holding later events of a
     run that ended before it starts at that run's end (`fold_start`, said in the log); the tables
     equal those of one fold of the whole range, with one row per run. The ended runs are found by
     their ids in `runs` before the range, read on the driver (`reopened_from`)."""
@@ -105,6 +106,8 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
         run_event("2024-03-01T12:00:00Z", "COMPLETE", "weeks-later", "E", ["in"], ["u"]),
         run_event("2024-03-20T12:00:00Z", "FAIL", "weeks-later", "E"),
         run_event("2024-03-02T12:00:00Z", "COMPLETE", "reads-u", "F", ["u"], ["t"]),
+        run_event("2024-03-02T23:59:00Z", "COMPLETE", "tail", "G", [], ["g"]),
+        run_event("2024-03-03T00:01:00Z", "RUNNING", "tail", "G", [], ["g2"]),
     ]
     root = str(tmp_path / "by_day")
     days = commit_events(spark, root, events)
@@ -114,7 +117,9 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
         report = run_fold(spark, root, day, day, log=said.append)
         assert report.passed, [c.problems for c in report.checks]
         starts.append(str(report.first))
-    assert starts == ["2024-03-01"] * 3
+    # the 3rd: G's event of the 3rd is new, so the fold starts at the 2nd, and no earlier: B's and
+    # C's events of the 2nd (after their end on the 1st) were folded with them and are carried
+    assert starts == ["2024-03-01", "2024-03-01", "2024-03-02", "2024-03-01"]
     assert any(f"run {run_uuid('weeks-later')} ended by then" in line and "starting at 2024-03-01, not 2024-03-20" in line for line in said), said
     by_day = folded_from(spark, root)
     whole = fold_stream(spark, events, str(tmp_path / "whole"))
@@ -122,7 +127,7 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
         assert _sorted_rows(getattr(by_day, name)) == _sorted_rows(getattr(whole, name)), name
 
     runs = {r["run_id"]: r for r in whole.runs}
-    assert len(whole.runs) == len(runs) == 5
+    assert len(whole.runs) == len(runs) == 6
     run = lambda label: runs[run_uuid(label)]  # noqa: E731
     assert (run("fail-after")["state"], str(run("fail-after")["ended_at"])[:16]) == ("FAIL", "2024-03-02 00:10")
     assert sorted(o["name"] for o in run("fail-after")["outputs"]) == ["x", "y"]

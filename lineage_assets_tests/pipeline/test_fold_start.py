@@ -17,9 +17,14 @@ D = dt.date.fromisoformat
 A, B, C = (f"{n}0000000-0000-4000-8000-000000000000" for n in "abc")
 
 
-def _warehouse(root: str, events: list[tuple[str, str]], runs: list[tuple[str, str]]) -> commits.Commit:
-    """A commit with `events` (run id, event day) and `runs` (run id, end day), other columns null."""
+def _warehouse(root: str, events: list[tuple[str, str]], runs: list[tuple[str, str]], carried=()) -> commits.Commit:
+    """A commit with `events` (run id, event day), `runs` (run id, end day) and the state's open
+    events `carried` (run id, valid_from, valid_to), other columns null."""
     with commits.Transaction(root, "test") as txn:
+        if carried:
+            txn.stage_arrow(pa.Table.from_pylist(
+                [{"event_id": f"c{i}", "run_id": run, "valid_from": D(a), "valid_to": D(b)} for i, (run, a, b) in enumerate(carried)],
+                schema=arrow_schema(t.STATE_OPEN_EVENTS.schema)), t.STATE_OPEN_EVENTS)
         txn.stage_arrow(pa.Table.from_pylist(
             [{"event_id": f"e{i}", "run_id": run, "event_date": D(day), "event_kind": "RUN"} for i, (run, day) in enumerate(events)],
             schema=arrow_schema(t.EVENTS.schema)), t.EVENTS)
@@ -60,3 +65,16 @@ def test_a_warehouse_under_a_folder_named_like_a_column_reads_its_own_days(tmp_p
     warehouse, even `end_date=...`, is not)."""
     commit = _warehouse(str(tmp_path / "end_date=2000-01-01" / "wh"), [(A, "2024-03-09")], [(A, "2024-03-07")])
     assert reopened_from(commit, D("2024-03-09"), D("2024-03-09")) == (D("2024-03-07"), [A])
+
+
+def test_a_run_the_fold_carries_moves_nothing_before_the_fold(tmp_path):
+    """Runs ending each day with one more event the next day: the fold of the 4th starts at the
+    3rd (C's event of the 4th is new: C, ended on the 3rd, is not carried past it), not at the
+    1st: B, ended on the 2nd, is carried until its event of the 3rd, so the fold itself tells
+    whether that event is new (`coalesce_range`), and A is carried through no day of the range."""
+    events = [(A, "2024-03-01"), (A, "2024-03-02"), (B, "2024-03-02"), (B, "2024-03-03"), (C, "2024-03-03"), (C, "2024-03-04")]
+    runs = [(A, "2024-03-01"), (B, "2024-03-02"), (C, "2024-03-03")]
+    carried = [(A, "2024-03-01", "2024-03-02"), (B, "2024-03-02", "2024-03-03")]  # until each one's last event
+    commit = _warehouse(str(tmp_path), events, runs, carried)
+    assert fold_start(commit, D("2024-03-04"), D("2024-03-04"), lambda line: None) == D("2024-03-03")
+    assert reopened_from(commit, D("2024-03-03"), D("2024-03-04")) is None  # B carried, A not in the range
