@@ -87,13 +87,14 @@ def _sorted_rows(rows: list[dict]) -> list[str]:
 def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tmp_path):
     """DESIGN.md section 4: all events of a runId are one run, whatever UTC day they fall on. A
     FAIL ten minutes after a COMPLETE but past midnight gives the run its state; a RUNNING event
-    the next day adds its output; a next-day event naming another job is a job_mismatch; a FAIL
-    nineteen days later ends the run then, which changes what a run in between read (its input
-    was a COMPLETE write, then a FAIL's). A fold goes back no further than the runs with new
-events need: the events after an end that it reads again are carried with their runs. Folded day by day, each fold holding later events of a
-    run that ended before it starts at that run's end (`fold_start`, said in the log); the tables
-    equal those of one fold of the whole range, with one row per run. The ended runs are found by
-    their ids in `runs` before the range, read on the driver (`reopened_from`)."""
+    the next day adds its output; a next-day event naming another job is a job_mismatch; a FAIL the
+    next morning ends its run then, which changes what a run later that day read (its input was a
+    COMPLETE write, then a FAIL's). Folded day by day, a fold holding new events of a run that
+    ended before it starts at that run's end, and no earlier: the 3rd starts at the 2nd, since the
+    events of the 2nd after the runs of the 1st ended were folded with them and are carried. A
+    late event of a carried run (a RUNNING of the 2nd, landed after the 3rd was folded) makes the
+    fold of the 2nd start again at that run's end (`Reopened`). Each start is said in the log; the
+    tables equal those of one fold of everything, with one row per run."""
     events = [
         run_event("2024-03-01T23:00:00Z", "START", "fail-after", "A", ["in"], ["x"]),
         run_event("2024-03-01T23:50:00Z", "COMPLETE", "fail-after", "A"),
@@ -103,12 +104,13 @@ events need: the events after an end that it reads again are carried with their 
         run_event("2024-03-02T00:01:00Z", "RUNNING", "late-output", "B", [], ["late"]),
         run_event("2024-03-01T11:00:00Z", "COMPLETE", "other-job", "C", [], ["w"]),
         run_event("2024-03-02T09:00:00Z", "COMPLETE", "other-job", "D", [], ["v"]),
-        run_event("2024-03-01T12:00:00Z", "COMPLETE", "weeks-later", "E", ["in"], ["u"]),
-        run_event("2024-03-20T12:00:00Z", "FAIL", "weeks-later", "E"),
+        run_event("2024-03-01T12:00:00Z", "COMPLETE", "fails-later", "E", ["in"], ["u"]),
+        run_event("2024-03-02T08:00:00Z", "FAIL", "fails-later", "E"),
         run_event("2024-03-02T12:00:00Z", "COMPLETE", "reads-u", "F", ["u"], ["t"]),
         run_event("2024-03-02T23:59:00Z", "COMPLETE", "tail", "G", [], ["g"]),
         run_event("2024-03-03T00:01:00Z", "RUNNING", "tail", "G", [], ["g2"]),
     ]
+    late = run_event("2024-03-02T06:00:00Z", "RUNNING", "late-output", "B", [], ["later"])
     root = str(tmp_path / "by_day")
     days = commit_events(spark, root, events)
     said: list[str] = []
@@ -117,12 +119,15 @@ events need: the events after an end that it reads again are carried with their 
         report = run_fold(spark, root, day, day, log=said.append)
         assert report.passed, [c.problems for c in report.checks]
         starts.append(str(report.first))
-    # the 3rd: G's event of the 3rd is new, so the fold starts at the 2nd, and no earlier: B's and
-    # C's events of the 2nd (after their end on the 1st) were folded with them and are carried
-    assert starts == ["2024-03-01", "2024-03-01", "2024-03-02", "2024-03-01"]
-    assert any(f"run {run_uuid('weeks-later')} ended by then" in line and "starting at 2024-03-01, not 2024-03-20" in line for line in said), said
+    assert starts == ["2024-03-01", "2024-03-01", "2024-03-02"]
+    commit_events(spark, root, [*events, late])
+    report = run_fold(spark, root, dt.date(2024, 3, 2), dt.date(2024, 3, 2), log=said.append)
+    assert report.passed and (str(report.first), str(report.last)) == ("2024-03-01", "2024-03-03")
+    assert any(f"run {run_uuid('late-output')} ended on 2024-03-01 and has new events" in line for line in said), said
+    assert any(run_uuid("fail-after") in line and "ended by then" in line and "starting at 2024-03-01, not 2024-03-02" in line
+               for line in said), said
     by_day = folded_from(spark, root)
-    whole = fold_stream(spark, events, str(tmp_path / "whole"))
+    whole = fold_stream(spark, [*events, late], str(tmp_path / "whole"))
     for name in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage", "job_mismatch", "jobs_state"):
         assert _sorted_rows(getattr(by_day, name)) == _sorted_rows(getattr(whole, name)), name
 
@@ -131,10 +136,10 @@ events need: the events after an end that it reads again are carried with their 
     run = lambda label: runs[run_uuid(label)]  # noqa: E731
     assert (run("fail-after")["state"], str(run("fail-after")["ended_at"])[:16]) == ("FAIL", "2024-03-02 00:10")
     assert sorted(o["name"] for o in run("fail-after")["outputs"]) == ["x", "y"]
-    assert run("late-output")["state"] == "COMPLETE" and sorted(o["name"] for o in run("late-output")["outputs"]) == ["late", "z"]
+    assert run("late-output")["state"] == "COMPLETE" and sorted(o["name"] for o in run("late-output")["outputs"]) == ["late", "later", "z"]
     assert run("other-job")["job_name"] == "C" and [o["name"] for o in run("other-job")["outputs"]] == ["w"]
     assert [(m["job_name"], m["event_type"]) for m in whole.job_mismatch] == [("D", "COMPLETE")]
-    assert (run("weeks-later")["state"], str(run("weeks-later")["ended_at"])[:10]) == ("FAIL", "2024-03-20")
+    assert (run("fails-later")["state"], str(run("fails-later")["ended_at"])[:10]) == ("FAIL", "2024-03-02")
     reads = next(r for r in whole.run_lineage if r["run_id"] == run_uuid("reads-u"))
     # u's only write ended in a FAIL: not a version a reader resolves to, so F read u's source version
     assert [i["version_id"] for i in reads["input_versions"]] == [content_uuid({"dataset": ["ds", "u"], "source": None})]
