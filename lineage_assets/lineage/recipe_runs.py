@@ -20,6 +20,7 @@ output schema) in Python (`recipe_answer`, a plain function) and joined back to 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,10 +60,15 @@ def recipe_text(job_facets: Column) -> Column:
 
 
 def _top_level(fields_json: str | None) -> list[str] | None:
-    flat = flatten_schema(fields_json)
-    if flat is None:
+    """The names of a schema facet's top-level fields (a name may hold a dot: `first.name` is one
+    column, not a field of `first`), each once, in order; None without a schema."""
+    if flatten_schema(fields_json) is None:
         return None
-    return [f["field_path"] for f in flat if "." not in f["field_path"]]
+    names: dict[str, None] = {}
+    for item in json.loads(fields_json):
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            names.setdefault(item["name"], None)
+    return list(names)
 
 
 def recipe_answer(recipe: str, inputs: Sequence[dict[str, Any]], output_fields: str | None

@@ -230,7 +230,10 @@ def field_edges(con: duckdb.DuckDBPyConnection, window: Window, key: FieldKey, d
     of it (forward) or both."""
     _check_direction(direction)
     sides = [side for side, way in (("output", "backward"), ("input", "forward")) if direction in (way, "both")]
-    where = " OR ".join(f"(c.{s}_namespace = ? AND c.{s}_name = ? AND c.{s}_field = ?)" for s in sides)
+    # a dataset-wide dependency (output_field null: a filter's column) feeds every field of its output
+    where = " OR ".join(
+        f"(c.{s}_namespace = ? AND c.{s}_name = ? AND (c.{s}_field = ?{' OR c.output_field IS NULL' if s == 'output' else ''}))" for s in sides
+    )
     cursor = con.execute(FIELD_EDGES_SQL + where + ")", [window.start, window.end, *[v for _s in sides for v in key]])
     header = [d[0] for d in cursor.description]
     return [dict(zip(header, r)) for r in cursor.fetchall()]

@@ -126,9 +126,11 @@ def _expression(text: str, directive: Directive, line: int, full: str) -> str:
     return text
 
 
-def _rest(body: str, words: Sequence[Word]) -> str:
-    """The rest of the line from `words[0]` (the value of one quoted text or block)."""
-    if len(words) == 1 and (words[0].quoted or words[0].block):
+def _rest(body: str, words: Sequence[Word], expression: bool = False) -> str:
+    """The rest of the line from `words[0]` (the value of one quoted text or block). In an
+    `expression`, only an `exp:{}` block is unwrapped: a quoted word is Spark SQL's string
+    literal (`set-column :country 'US'` writes the text US, not column US)."""
+    if len(words) == 1 and (words[0].block or (words[0].quoted and not expression)):
         return words[0].value
     return body[words[0].start:].strip()
 
@@ -180,7 +182,7 @@ def bind_arguments(directive: Directive, body: str, words: Sequence[Word], *, li
             args[param.name] = value
             i += 1
         elif param.kind in ("expr", "rest"):
-            value = _rest(body, words[i:])
+            value = _rest(body, words[i:], expression=param.kind == "expr")
             if param.kind == "expr":
                 value = _expression(value, directive, line, body)
             elif value == "":
@@ -209,7 +211,7 @@ def _bind_filter_rows_on(directive: Directive, body: str, words: Sequence[Word],
     if kind in ("condition-true", "condition-false"):
         if not rest:
             raise RecipeError(f"filter-rows-on {kind}: missing <condition>", line=line, text=body)
-        value = _rest(body, rest)
+        value = _rest(body, rest, expression=True)
         return {"kind": kind, "condition": _expression(value, directive, line, body)}
     if kind in ("regex-match", "regex-not-match"):
         if len(rest) != 2:
@@ -242,7 +244,7 @@ def _bind_filter_row(directive: Directive, body: str, words: Sequence[Word], lin
             remove_when = words[1].raw.lower() == "true"
         condition = words[0].value
     else:
-        condition = _rest(body, words)
+        condition = _rest(body, words, expression=True)
     return {"condition": _expression(condition, directive, line, body),
             "remove_when": remove_when}
 
@@ -262,7 +264,7 @@ def _bind_send_to_error(directive: Directive, body: str, words: Sequence[Word], 
         message = words[2].value if len(words) > 2 else None
         condition = words[0].value
     else:
-        condition = _rest(body, words)
+        condition = _rest(body, words, expression=True)
     return {"condition": _expression(condition, directive, line, body), "metric": metric,
             "message": message}
 

@@ -122,3 +122,12 @@ def test_fold_fills_field_operations_for_recipe_runs_only(folded):
     add = next(o for o in ops if o["label"] == "Add" and o["run_id"] == R1)
     assert add["reads"] == ["name", "id"] and add["directive_name"] == "set-column"
     assert str(add["created_date"]) == "2026-11-20"
+
+
+def test_a_top_level_field_whose_name_holds_a_dot_is_a_column_of_the_recipe():
+    """`first.name` at the top of the schema is one column (Spark renames it), not a field of a
+    struct `first`: the recipe's lineage follows it."""
+    answer = recipe_answer("rename :first.name :given", [{"namespace": "pg", "name": "people", "text": text("id", "first.name")}],
+                           text("id", "given"))
+    assert by_field(answer["cll"])["given"] == [("pg", "people", "first.name", "DIRECT", "IDENTITY", False)]
+    assert all(o["note"] is None for o in answer["operations"])

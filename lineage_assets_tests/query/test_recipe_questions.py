@@ -188,3 +188,12 @@ def test_read_routes_answer_what_the_helper_answers(recipe_query, recipe_warehou
         assert requests.get(base + "/api/v1/column-history", params={"nodeId": f"dataset:{LAKE}:crm.clean"}, timeout=30).status_code == 400
         assert requests.get(base + "/api/v1/tagged-fields", timeout=30).status_code == 400
     assert asks[4][2].root and asks[2][2].runs  # answers with something in them
+
+
+def test_backward_field_operations_include_the_filters_dataset_wide_dependency(recipe_query):
+    """The filter on country feeds every field of crm.clean: backward from a field shows it, as
+    forward from country and column_history do (DESIGN.md section 8)."""
+    answer = recipe_query.field_operations(LAKE, "crm.clean", "contact", "2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z")
+    assert ("INDIRECT", "FILTER") in {(o.type, o.subtype) for o in answer.operations}
+    sources = {n.label for n in answer.nodes if n.sourceEndPoint is not None and n.sourceEndPoint.name == "crm.customers"}
+    assert sources == {"email", "country"}

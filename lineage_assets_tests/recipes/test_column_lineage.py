@@ -682,3 +682,15 @@ def test_every_edge_is_seen_from_both_ends(text, inputs, outputs):
         assert lin.backward(out) == {e.input for e in lin.edges_of(out)}
         assert lin.backward(out, direct_only=True) <= lin.backward(out)
         assert lin.backward_tree(out).inputs() <= lin.backward(out)
+
+
+@pytest.mark.parametrize("expression", ["'b'", '"b"'])
+def test_a_quoted_word_as_the_whole_expression_is_a_string_literal_not_a_column(expression):
+    """Spark SQL reads `'b'` (and `"b"`) as the text b: `set-column :x 'b'` reads no column,
+    even where a column b exists; only an `exp:{ }` block is unwrapped."""
+    recipe = parse(f"set-column :x {expression}")
+    assert recipe.steps[0].args["expression"] == expression
+    lin = lineage(recipe, INPUTS)
+    assert lin.backward("x") == set() and "x" not in lin.forward("b")
+    assert lineage("set-column :x exp:{ b }", INPUTS).backward("x") == {"b"}
+    assert parse("filter-row 'b' = a").steps[0].args["condition"] == "'b' = a"
