@@ -264,6 +264,19 @@ class SchemaWalk:
                 return i
         return None
 
+    def spark_names(self, names: Sequence[str]) -> tuple[str, ...]:
+        """Column names an expression reads, as Spark resolves them: a name no column is spelt as
+        stands for the one column equal to it without regard to case (`spark.sql.caseSensitive` is
+        off by default, and `apply` refuses two names that differ only in case)."""
+        out: dict[str, None] = {}
+        for name in names:
+            if self._slot_index(name) is None:
+                same = [e.name for e in self.entries if isinstance(e, Slot) and e.name.lower() == name.lower()]
+                if len(same) == 1:
+                    name = same[0]
+            out.setdefault(name, None)
+        return tuple(out)
+
     def find(self, name: str, step: Step | None) -> Slot | None:
         """The column called `name` now, taking it out of a family if only the data names it."""
         index = self._slot_index(name)

@@ -395,7 +395,7 @@ def _swap(w: "SchemaWalk", s: Step) -> None:
 
 def _set_column(w: "SchemaWalk", s: Step) -> None:
     read = columns_read(s.args["expression"])
-    w.derive(s, s.args["column"], read.columns, reads_all=read.reads_all)
+    w.derive(s, s.args["column"], w.spark_names(read.columns), reads_all=read.reads_all)
 
 
 def _set_headers(w: "SchemaWalk", s: Step) -> None:
@@ -448,7 +448,7 @@ def _filter(columns: Callable[[Step], tuple[tuple[str, ...], bool]]
             ) -> Callable[["SchemaWalk", Step], None]:
     def effect(w: "SchemaWalk", s: Step) -> None:
         names, reads_all = columns(s)
-        w.filter(s, names, reads_all=reads_all)
+        w.filter(s, w.spark_names(names), reads_all=reads_all)
 
     return effect
 

@@ -694,3 +694,12 @@ def test_a_quoted_word_as_the_whole_expression_is_a_string_literal_not_a_column(
     assert lin.backward("x") == set() and "x" not in lin.forward("b")
     assert lineage("set-column :x exp:{ b }", INPUTS).backward("x") == {"b"}
     assert parse("filter-row 'b' = a").steps[0].args["condition"] == "'b' = a"
+
+
+def test_expressions_read_columns_as_spark_does_without_regard_to_case():
+    """Spark resolves `NAME` to column `name` (`spark.sql.caseSensitive` off): the lineage of
+    set-column and of a filter's condition follows it; an exact spelling wins."""
+    lin = lineage("set-column :x lower(A)", INPUTS)
+    assert lin.backward("x") == {"a"} and "x" in lin.forward("a")
+    assert lineage("filter-row B = 'x'", INPUTS).backward("a") == {"a", "b"}  # the filter's column feeds every output
+    assert lineage("set-column :x lower(A)", ["a", "A"]).backward("x") == {"A"}
