@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lineage_assets.recipes.syntax import Recipe, RecipeError, Step, parse
@@ -36,6 +36,7 @@ class Origin:
     subtype: str = IDENTITY  # of the hop from `sources` to this state
     masking: bool = False
     possible: tuple["Origin", ...] = ()  # states it may come from, depending on the data
+    choice: bool = False  # exactly one of `possible` holds (the data decides which): what all of them reach for certain, it does
 
 
 @dataclass(frozen=True)
@@ -474,7 +475,7 @@ class SchemaWalk:
             self.note(step, slot.name, f"`{slot.name}` exists and {step.name} writes over it if "
                                        "the data makes a column of that name")
             slot.origin = Origin(slot.name, step, "parse", (), TRANSFORMATION, possible=(
-                slot.origin, self._member(family, slot.name, original)))
+                slot.origin, self._member(family, slot.name, original)), choice=True)
         self.entries = [e for e in self.entries if not any(e is f for f in same)]
         self.entries.append(family)
         self.entries.extend(retaken)
@@ -688,6 +689,11 @@ class RecipeLineage:
                                         r.maybe_steps | (frozenset() if sure else r.steps | here))
                     old = result.get(inp)
                     result[inp] = step_reach if old is None else _merge(old, step_reach)
+        if origin.choice and not origin.sources:  # one of the alternatives holds: an input every one reaches for certain is certain
+            alternatives = [self._reach(source) for source in origin.possible]
+            for inp in set(alternatives[0]).intersection(*alternatives[1:]):
+                if all(a[inp].certain for a in alternatives):
+                    result[inp] = replace(result[inp], certain=True)
         self._memo[id(origin)] = (origin, result)
         return result
 

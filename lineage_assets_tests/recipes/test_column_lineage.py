@@ -703,3 +703,15 @@ def test_expressions_read_columns_as_spark_does_without_regard_to_case():
     assert lin.backward("x") == {"a"} and "x" in lin.forward("a")
     assert lineage("filter-row B = 'x'", INPUTS).backward("a") == {"a", "b"}  # the filter's column feeds every output
     assert lineage("set-column :x lower(A)", ["a", "A"]).backward("x") == {"A"}
+
+
+def test_a_column_a_family_may_write_over_is_certain_when_both_come_from_one_input():
+    """`copy :a :a_1` then `split-to-columns :a ','`: a_1 is the copy or the split's first part,
+    as the data decides, and comes from a either way: a certain edge (the derived facet keeps
+    it), whose directives only the data settles."""
+    lin = lineage("copy :a :a_1\nsplit-to-columns :a ','", ["a"], ["a", "a_1", "a_2"])
+    [edge] = lin.edges_of("a_1")
+    assert (edge.input, edge.certain, edge.steps, edge.maybe_steps) == ("a", True, (), (1, 2))
+    # over a column from another input, it stays a possibility
+    [from_b] = [e for e in lineage("copy :b :a_1\nsplit-to-columns :a ','", ["a", "b"], ["a_1"]).edges_of("a_1") if e.input == "b"]
+    assert not from_b.certain
