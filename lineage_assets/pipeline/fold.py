@@ -81,7 +81,8 @@ class FoldReport:
     def extra_days(self, asked: list[str]) -> list[str]:
         """The days this fold rewrote beyond those `asked` for (it started earlier, `fold_start`,
         or ended later, at the last folded day) whose rows were or are there."""
-        return [day for day in self.days if day not in set(asked)]
+        asked = set(asked)
+        return [day for day in self.days if day not in asked]
 
     @property
     def passed(self) -> bool:
