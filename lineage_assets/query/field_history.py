@@ -231,9 +231,8 @@ def field_edges(con: duckdb.DuckDBPyConnection, window: Window, key: FieldKey, d
     _check_direction(direction)
     sides = [side for side, way in (("output", "backward"), ("input", "forward")) if direction in (way, "both")]
     # a dataset-wide dependency (output_field null: a filter's column) feeds every field of its output
-    where = " OR ".join(
-        f"(c.{s}_namespace = ? AND c.{s}_name = ? AND (c.{s}_field = ?{' OR c.output_field IS NULL' if s == 'output' else ''}))" for s in sides
-    )
+    field = {"output": "(c.output_field = ? OR c.output_field IS NULL)", "input": "c.input_field = ?"}
+    where = " OR ".join(f"(c.{s}_namespace = ? AND c.{s}_name = ? AND {field[s]})" for s in sides)
     cursor = con.execute(FIELD_EDGES_SQL + where + ")", [window.start, window.end, *[v for _s in sides for v in key]])
     header = [d[0] for d in cursor.description]
     return [dict(zip(header, r)) for r in cursor.fetchall()]
