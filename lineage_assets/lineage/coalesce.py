@@ -114,15 +114,27 @@ def is_streaming(job_facets: dict[str, Any]) -> bool:
     return isinstance(job_type, dict) and str(job_type.get("processingType", "")).upper() == "STREAMING"
 
 
+def _split_by_job(events: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the kept events, the mismatched ones) of one runId, each in event order: kept are those
+    naming the job of the run's earliest event."""
+    ordered = sorted(events, key=_order)
+    job = (ordered[0]["job_namespace"], ordered[0]["job_name"])
+    kept = [e for e in ordered if (e["job_namespace"], e["job_name"]) == job]
+    return kept, [e for e in ordered if (e["job_namespace"], e["job_name"]) != job]
+
+
 def coalesce_run(events: list[dict], as_text: bool = False, identity: Identity | None = None) -> tuple[dict, list[dict]]:
     """(the run, the events rejected as job_mismatch). The run's `state` is None while it is open.
     Facets come back as dicts, or with `as_text` as canonical JSON text (what the fold stores).
     With an `identity`, the run's datasets are canonical datasets resolved as of its end (its
     last event while it is open)."""
-    ordered = sorted(events, key=_order)
-    job = (ordered[0]["job_namespace"], ordered[0]["job_name"])
-    kept = [e for e in ordered if (e["job_namespace"], e["job_name"]) == job]
-    mismatched = [e for e in ordered if (e["job_namespace"], e["job_name"]) != job]
+    kept, mismatched = _split_by_job(events)
+    return _run_of(kept, as_text, identity), mismatched
+
+
+def _run_of(kept: list[dict], as_text: bool, identity: Identity | None) -> dict:
+    """The run of its kept events (`_split_by_job`), as `coalesce_run` describes."""
+    job = (kept[0]["job_namespace"], kept[0]["job_name"])
     run_text = merge_facet_texts([e["run_facets"] for e in kept])
     job_text = merge_facet_texts([e["job_facets"] for e in kept])
     # canonical texts: a facet the rules below read is named literally in them, so text without
@@ -134,7 +146,7 @@ def coalesce_run(events: list[dict], as_text: bool = False, identity: Identity |
     last = terminal[-1] if terminal else None
     parent_id, root_id = _parent_ids(run_facets)
     at = micros((last or kept[-1])["event_time"]) if identity is not None else None
-    run = {
+    return {
         "run_id": kept[0]["run_id"],
         "job_namespace": job[0],
         "job_name": job[1],
@@ -152,7 +164,6 @@ def coalesce_run(events: list[dict], as_text: bool = False, identity: Identity |
         "streaming": is_streaming(job_facets),
         "last_event_time": kept[-1]["event_time"],
     }
-    return run, mismatched
 
 
 def coalesce_range(events: list[dict], first_day, identity: Identity | None = None) -> list[dict]:
@@ -179,12 +190,12 @@ def coalesce_range(events: list[dict], first_day, identity: Identity | None = No
     - `item`: an io-reporting event of a streaming run, a job-versioning item (dated >= first_day).
     A run's datasets are resolved by `identity` (when given) as of the run's end.
     """
-    run, mismatched = coalesce_run(events, as_text=True, identity=identity)
+    kept, mismatched = _split_by_job(events)
+    run = _run_of(kept, True, identity)
     out: list[dict] = [
         {"kind": "mismatch", "run_id": e["run_id"], "event_id": e["event_id"]} for e in mismatched if e["event_date"] >= first_day
     ]
     job = (run["job_namespace"], run["job_name"])
-    kept = sorted((e for e in events if (e["job_namespace"], e["job_name"]) == job), key=_order)
     by_day: dict[Any, list[dict]] = {}
     for event in kept:
         by_day.setdefault(event["event_date"], []).append(event)

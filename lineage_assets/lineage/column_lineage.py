@@ -36,15 +36,21 @@ FACET_SCHEMA = f"struct<fields: map<string, {FACET_FIELD}>, dataset: array<{INPU
 FIELD = schemas.schema("field_path string, type string, description string, ordinal int")
 
 
-def flatten_schema(fields_json: str | None) -> list[dict] | None:
-    """The schema facet's `fields` (JSON text) as dotted paths in depth-first order; None if absent."""
+def schema_items(fields_json: str | None) -> list | None:
+    """The schema facet's `fields` (JSON text) parsed: a list, or None when absent or not a list."""
     if fields_json is None:
         return None
     try:
         fields = json.loads(fields_json)
     except ValueError:
         return None
-    if not isinstance(fields, list):
+    return fields if isinstance(fields, list) else None
+
+
+def flatten_schema(fields_json: str | None) -> list[dict] | None:
+    """The schema facet's `fields` (JSON text) as dotted paths in depth-first order; None if absent."""
+    fields = schema_items(fields_json)
+    if fields is None:
         return None
     out: list[dict] = []
     seen: set[str] = set()

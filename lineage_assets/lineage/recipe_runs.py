@@ -20,7 +20,6 @@ output schema) in Python (`recipe_answer`, a plain function) and joined back to 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from lineage_assets import recipes
-from lineage_assets.lineage.column_lineage import flatten_schema
+from lineage_assets.lineage.column_lineage import schema_items
 from lineage_assets.recipes.facets import column_lineage_facet
 from lineage_assets.warehouse import schemas
 from lineage_assets.warehouse.tables import FIELD_OPERATIONS
@@ -62,10 +61,11 @@ def recipe_text(job_facets: Column) -> Column:
 def _top_level(fields_json: str | None) -> list[str] | None:
     """The names of a schema facet's top-level fields (a name may hold a dot: `first.name` is one
     column, not a field of `first`), each once, in order; None without a schema."""
-    if flatten_schema(fields_json) is None:
+    items = schema_items(fields_json)
+    if items is None:
         return None
     names: dict[str, None] = {}
-    for item in json.loads(fields_json):
+    for item in items:
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             names.setdefault(item["name"], None)
     return list(names)
