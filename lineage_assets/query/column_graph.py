@@ -37,16 +37,22 @@ WINDOWS_KEPT = 4  # indexed history windows kept per loaded history
 def _walk_sql(downstream: bool) -> str:
     """A recursive CTE over the history's field edges (output field <- input field) following
     version ids: upstream goes from outputs to their inputs, downstream from inputs to the
-    outputs they feed. Rows: node, fewest hops. (Current walks use `CurrentFields`.)"""
+    outputs they feed. Rows: node, fewest hops. Keyed by node (`USING KEY`): each step goes only
+    from the nodes the step before reached first, and only to nodes not reached before
+    (`recurring.walk`: every row so far), so the walk stops when it finds nothing new, cycles
+    included (over (node, hops) rows it went on to `depth`: 15 s at depth 100,000 around a cycle).
+    (Current walks use `CurrentFields`.)"""
     here, there = ("input", "output") if downstream else ("output", "input")
     cols = "ns, name, field, version"
-    step = f"e.{there}_namespace, e.{there}_name, e.{there}_field, e.{there}_version_id"
+    step = [f"e.{there}_namespace", f"e.{there}_name", f"e.{there}_field", f"e.{there}_version_id"]
     on = (f"e.{here}_namespace = w.ns AND e.{here}_name = w.name AND e.{here}_field = w.field "
           f"AND e.{here}_version_id = w.version")
+    seen = " AND ".join(f"r.{c} IS NOT DISTINCT FROM {v}" for c, v in zip(cols.split(", "), step))
     return (
-        f"WITH RECURSIVE walk({cols}, hops) AS (SELECT {cols}, 0 FROM seeds UNION "
-        f"SELECT {step}, w.hops + 1 FROM walk w JOIN hist_edges e ON {on} WHERE w.hops < ?) "
-        f"SELECT {cols}, min(hops) AS hops FROM walk GROUP BY ALL"
+        f"WITH RECURSIVE walk({cols}, hops) USING KEY ({cols}) AS (SELECT DISTINCT {cols}, 0 FROM seeds UNION "
+        f"SELECT DISTINCT {', '.join(step)}, w.hops + 1 FROM walk w JOIN hist_edges e ON {on} "
+        f"WHERE w.hops < ? AND NOT EXISTS (SELECT 1 FROM recurring.walk r WHERE {seen})) "
+        f"SELECT {cols}, hops FROM walk"
     )
 
 

@@ -26,7 +26,7 @@ def dataset_resource(
         "SELECT version_id, run_state, created_at, lifecycle_state, run_id, created_date FROM hist_versions "
         "WHERE namespace = ? AND name = ? ORDER BY created_at, version_id", [namespace, name],
     ).fetchall()
-    complete = [v for v in versions if v[1] in ("COMPLETE", None)]  # DatasetEvents have no run state
+    complete = [v for v in versions if v[1] == "COMPLETE"]  # DESIGN.md section 4: written by a COMPLETE run (not a DatasetEvent's)
     current = complete[-1] if complete else None
     lifecycle = next((v[3] for v in reversed(versions) if v[3] is not None), None)
     fields = con.execute(

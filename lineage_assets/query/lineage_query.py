@@ -16,6 +16,7 @@ import duckdb
 
 from lineage_assets.identity.datahub import DataHubConfig
 from lineage_assets.identity.partitions import fold_name, load_rules
+from lineage_assets.intake.decode import has_surrogate
 from lineage_assets.query.column_graph import ColumnGraph
 from lineage_assets.query.dataset_resource import dataset_resource
 from lineage_assets.query.datahub_models import UpstreamLineage
@@ -114,6 +115,15 @@ class LineageQuery:
         self._jobs = JobGraph.load(con, self.aliases_of)
         self._columns.load_current(commit)
 
+    def _load_history(self) -> None:
+        """The history tables of the commit loaded (`ColumnGraph.load_history`); a file that cannot
+        be read is a WarehouseReadError, as in `_refresh`, and the next call loads them again.
+        The caller holds the lock and has refreshed."""
+        try:
+            self._columns.load_history(self._commit)
+        except _READ_ERRORS as exc:
+            raise WarehouseReadError(f"cannot read the history of commit {self._seq} of {self.warehouse}: {exc}") from exc
+
     # ------------------------------------------------------------------ resolution
 
     def canonical(self, ref: NodeRef) -> NodeRef:
@@ -132,8 +142,8 @@ class LineageQuery:
         return self._canonical.get((namespace, name), (namespace, name))
 
     def aliases_of(self, namespace: str, name: str) -> list[dict[str, str]]:
-        """The identifiers that stand for a canonical dataset now."""
-        return self._aliases.get((namespace, name), [])
+        """The identifiers that stand for a canonical dataset now: a copy (answers hand it out)."""
+        return [dict(alias) for alias in self._aliases.get((namespace, name), ())]
 
     def resolve_urn(self, urn: str) -> NodeRef:
         """The canonical dataset or field node a DataHub URN names in the current graph
@@ -188,7 +198,7 @@ class LineageQuery:
         that writes one gets an edge straight to each job that reads it (`bridged` in the job's
         data lists them); a temporary dataset asked for by name is shown."""
         depth = check_depth(depth)
-        _check_types(namespace=namespace, name=name, include_temporary=include_temporary)
+        _check_types(node_id=node_id, node_type=node_type, namespace=namespace, name=name, include_temporary=include_temporary)
         with self._lock:
             self._refresh()
             ref = self.resolve(node_id, node_type=node_type, namespace=namespace, name=name)
@@ -222,8 +232,8 @@ class LineageQuery:
         through temporary datasets (A.x -> tmp.y -> B.z gives A.x for B.z, `through` tmp.y)
         unless `include_temporary`."""
         depth = check_depth(depth)
-        _check_types(namespace=namespace, name=name, field=field, dataset_version=dataset_version,
-                     with_downstream=with_downstream, include_temporary=include_temporary)
+        _check_types(node_id=node_id, node_type=node_type, namespace=namespace, name=name, field=field,
+                     dataset_version=dataset_version, with_downstream=with_downstream, include_temporary=include_temporary)
         at = _timestamp(lineage_at)
         with self._lock:
             self._refresh()
@@ -239,7 +249,7 @@ class LineageQuery:
                 raise ValueError("give dataset_version or lineage_at, not both")
             versioned = dataset_version is not None or at is not None
             if versioned:
-                self._columns.load_history(self._commit)
+                self._load_history()
             ref = self._resolve_column_start(node_id, node_type, namespace, name, field, versioned)
             if ref.kind == "job" and dataset_version is not None:
                 raise ValueError("dataset_version applies to a dataset or field node, not a job: use lineage_at")
@@ -423,6 +433,7 @@ class LineageQuery:
 
     def _column_trace(self, node_id: str, direction: str, depth: int) -> ColumnTrace:
         depth = check_depth(depth)
+        _check_types(node_id=node_id)
         with self._lock:
             self._refresh()
             ref = self._resolve_column_start(node_id, None, None, None, None, False)
@@ -461,7 +472,7 @@ class LineageQuery:
         `namespace`, with name and field None), the history loaded. The caller holds the lock."""
         if is_urn(namespace) and name is None and field is None:
             self._refresh()
-            self._columns.load_history(self._commit)
+            self._load_history()
             ref = self._urn_ref(namespace, with_history=True)
             if ref.field is None:
                 raise ValueError(f"{question}() takes a field: {namespace!r} is a dataset URN")
@@ -479,7 +490,7 @@ class LineageQuery:
         if not namespace or not (name or urn):
             raise ValueError("namespace and name must be non-empty strings (or give a DataHub dataset URN)")
         self._refresh()
-        self._columns.load_history(self._commit)
+        self._load_history()
         given = self._urn_ref(namespace, with_history=True) if urn else NodeRef("dataset", namespace, name)
         if given.field is not None:
             raise ValueError(f"a dataset question takes a dataset URN, not the field URN {namespace!r}")
@@ -569,12 +580,15 @@ _FLAGS = ("with_downstream", "include_temporary", "include_current", "propagate"
 
 
 def _check_types(**arguments) -> None:
-    """ValueError for an argument of the wrong type: the flags are booleans, the names strings (or None)."""
+    """ValueError for an argument of the wrong type: the flags are booleans, the names strings (or
+    None) of Unicode text (a lone surrogate, which no stored name holds, cannot be looked up)."""
     for key, value in arguments.items():
         if key in _FLAGS and not isinstance(value, bool):
             raise ValueError(f"{key} must be True or False, got {value!r}")
         if key not in _FLAGS and value is not None and not isinstance(value, str):
             raise ValueError(f"{key} must be a string, got {value!r}")
+        if isinstance(value, str) and has_surrogate(value):
+            raise ValueError(f"{key} holds a lone surrogate, which is not Unicode text: {value[:80]!r}")
 
 
 def _timestamp(value) -> dt.datetime | None:

@@ -30,7 +30,7 @@ from lineage_assets.identity.datahub import (
 )
 from lineage_assets.query.datahub_models import FineGrainedLineage, Upstream, UpstreamLineage
 from lineage_assets.query.models import LineageGraph
-from lineage_assets.query.node_ids import NodeNotFound, NodeRef
+from lineage_assets.query.node_ids import MAX_ID_LENGTH, NodeNotFound, NodeRef
 
 URN_PREFIX = "urn:li:"
 
@@ -91,6 +91,8 @@ class UrnResolver:
     def resolve(self, con: duckdb.DuckDBPyConnection, seq: int, urn: str, with_history: bool = False) -> NodeRef:
         """The dataset or field node a URN names: ValueError when it is malformed or stands for
         two datasets, NodeNotFound when no known dataset has it."""
+        if len(urn) > MAX_ID_LENGTH:
+            raise ValueError(f"URN of {len(urn)} characters is longer than {MAX_ID_LENGTH}")
         parsed = parse_urn(urn)
         found = self._datasets(con, (seq, with_history)).resolve(urn)
         if found is None:
