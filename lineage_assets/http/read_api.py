@@ -3,7 +3,8 @@ section 12): `GET /api/v1/lineage`, `GET /api/v1/column-lineage`, the dataset re
 `GET /api/v1/namespaces/{namespace}/datasets/{name}`, and the field-lineage queries of section
 8 under it (`.../fields`, `.../field-mappings`, `.../fields/{field}/operations`), and the DataHub
 export `.../upstream-lineage?pathVersion=v1|v2` (the `upstreamLineage` aspect). `nodeId` may be a
-DataHub URN. The recipe questions of section 9: `GET /api/v1/column-history?nodeId=...`,
+DataHub URN; or, as the helper's structured arguments, `nodeType`, `namespace`, `name` (and
+`field` for column lineage) name the node when its id would be ambiguous. The recipe questions of section 9: `GET /api/v1/column-history?nodeId=...`,
 `GET /api/v1/column-impact?nodeId=...`, `.../datasets/{name}/fields/{field}/directives?start&end`,
 the dataset's tags `.../datasets/{name}/tags` and `GET /api/v1/tagged-fields?key=&value=&propagate=`.
 
@@ -63,6 +64,18 @@ def _bool(request: Request, key: str) -> bool:
     return value in ("true", "1")
 
 
+def _node(request: Request, fields: bool = False) -> dict[str, str | None]:
+    """The node a question starts from: `nodeId`, or the structured `nodeType`, `namespace`,
+    `name` (and `field` where `fields`) that name it unambiguously (DESIGN.md section 5), as the
+    helper's keyword arguments."""
+    p = request.query_params
+    keys = {"node_type": "nodeType", "namespace": "namespace", "name": "name", **({"field": "field"} if fields else {})}
+    named = {arg: p.get(key) for arg, key in keys.items()}
+    if p.get("nodeId") is None and named["namespace"] is None and named["name"] is None:
+        raise ValueError(f"the query parameter nodeId is required (or {', '.join(keys.values())})")
+    return {"node_id": p.get("nodeId"), **named}
+
+
 def _required(request: Request, key: str) -> str:
     value = request.query_params.get(key)
     if not value:
@@ -109,11 +122,18 @@ class ReadApi:
             return await _guard(run)
         return route
 
+    async def lineage(self, request: Request) -> JSONResponse:
+        async def run() -> JSONResponse:
+            node, depth = _node(request), _int(request, "depth", 20)
+            return await self._answer(lambda q: q.lineage(depth=depth, **node))
+        return await _guard(run)
+
     async def column_lineage(self, request: Request) -> JSONResponse:
         async def run() -> JSONResponse:
-            node, depth, down = _required(request, "nodeId"), _int(request, "depth", 20), _bool(request, "withDownstream")
+            node, depth, down = _node(request, fields=True), _int(request, "depth", 20), _bool(request, "withDownstream")
             version, at = request.query_params.get("datasetVersion"), request.query_params.get("lineageAt")
-            return await self._answer(lambda q: q.column_lineage(node, depth=depth, with_downstream=down, dataset_version=version, lineage_at=at))
+            return await self._answer(
+                lambda q: q.column_lineage(depth=depth, with_downstream=down, dataset_version=version, lineage_at=at, **node))
         return await _guard(run)
 
     async def tagged_fields(self, request: Request) -> JSONResponse:
@@ -185,7 +205,7 @@ class ReadApi:
     def routes(self) -> list[Route]:
         return [
             Route(VIEW, self.view, methods=["GET"]),
-            Route(f"{API}/lineage", self._by_node(lambda q, node, depth: q.lineage(node, depth=depth)), methods=["GET"]),
+            Route(f"{API}/lineage", self.lineage, methods=["GET"]),
             Route(f"{API}/column-lineage", self.column_lineage, methods=["GET"]),
             Route(f"{API}/column-history", self._by_node(lambda q, node, depth: q.column_history(node, depth=depth)),
                   methods=["GET"]),

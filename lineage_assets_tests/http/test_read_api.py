@@ -81,3 +81,50 @@ def test_errors_are_json_with_400_or_404(served, path, params, status):
     assert response.status_code == status
     body = response.json()
     assert body["code"] == status and body["message"]
+
+
+def test_structured_parameters_name_a_node_whose_id_is_ambiguous(tmp_path):
+    """Two jobs whose ids coincide, (`spark://c:7077`, `load`) and (`spark://c`, `7077:load`):
+    the id alone is a 400 that says so, and `nodeType`, `namespace` and `name` (DESIGN.md
+    section 5's structured arguments) ask for either one, as the helper's keywords do; for
+    column lineage `field` too."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from lineage_assets.warehouse import commits
+    from lineage_assets.warehouse import tables as t
+    from lineage_assets.warehouse.schemas import arrow_schema
+
+    now, pg = dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc), "pg://db:5432"
+    jobs = [("spark://c:7077", "load", "in1", "out1"), ("spark://c", "7077:load", "in2", "out2")]
+    rows = {
+        t.CURRENT_JOBS: [{"job_namespace": ns, "job_name": n, "version_id": "v", "latest_state": "COMPLETE", "latest_ended_at": now,
+                          "component_id": f"job:{ns}:{n}", "lineage_unknown": False} for ns, n, _, _ in jobs],
+        t.CURRENT_LINEAGE: [{"job_namespace": ns, "job_name": n, "version_id": "v", "dataset_namespace": pg, "dataset_name": d,
+                             "direction": way, "component_id": f"job:{ns}:{n}", "temporary": False}
+                            for ns, n, i, o in jobs for d, way in ((i, "INPUT"), (o, "OUTPUT"))],
+        t.CURRENT_COLUMN_LINEAGE: [{"job_namespace": ns, "job_name": n, "output_version_id": f"v-{o}", "output_namespace": pg,
+                                    "output_name": o, "output_field": "x", "input_namespace": pg, "input_name": i, "input_field": "a",
+                                    "input_version_id": f"v-{i}", "transformation_type": "DIRECT", "run_id": f"r-{o}",
+                                    "created_at": now, "input_declared": True} for ns, n, i, o in jobs],
+    }
+    warehouse = str(tmp_path / "wh")
+    with commits.Transaction(warehouse, "test_snapshot") as txn:
+        for table, table_rows in rows.items():
+            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
+        txn.commit()
+    with serving(str(tmp_path / "drops"), warehouse=warehouse) as (base, _app), LineageQuery(warehouse) as query:
+        ambiguous = _get(base, "/api/v1/lineage", nodeId="job:spark://c:7077:load")
+        assert ambiguous.status_code == 400 and "ambiguous" in ambiguous.json()["message"]
+        for ns, name, _i, output in jobs:
+            asked = _get(base, "/api/v1/lineage", nodeType="job", namespace=ns, name=name, depth=1)
+            assert asked.status_code == 200, asked.text
+            assert asked.json() == jsonable(query.lineage(node_type="job", namespace=ns, name=name, depth=1))
+            assert f"dataset:{pg}:{output}" in {n["id"] for n in asked.json()["graph"]}
+            columns = _get(base, "/api/v1/column-lineage", nodeType="job", namespace=ns, name=name)
+            assert columns.status_code == 200 and columns.json() == jsonable(query.column_lineage(node_type="job", namespace=ns, name=name))
+            assert f"datasetField:{pg}:{output}:x" in {n["id"] for n in columns.json()["graph"]}
+        field = _get(base, "/api/v1/column-lineage", namespace=pg, name="out2", field="x")
+        assert field.status_code == 200 and {n["id"] for n in field.json()["graph"]} == {f"datasetField:{pg}:out2:x", f"datasetField:{pg}:in2:a"}
+        assert _get(base, "/api/v1/lineage", namespace="spark://c").status_code == 400  # a name is missing: a clear 400
