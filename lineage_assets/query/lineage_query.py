@@ -66,7 +66,7 @@ class LineageQuery:
         self._canonical: dict[tuple[str, str], tuple[str, str]] = {}  # alias -> canonical (current_aliases)
         self._aliases: dict[tuple[str, str], list[dict[str, str]]] = {}  # canonical -> its aliases
         self._jobs = JobGraph()
-        self._urns = UrnResolver(DataHubConfig.from_env())
+        self._urns = UrnResolver(DataHubConfig.from_env(), self._rules)
         self._loaded_at: dict[str, int | None] = {}  # DuckDB table -> commit seq it was loaded at
 
     # ------------------------------------------------------------------ loading

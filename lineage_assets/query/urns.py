@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterable
 import duckdb
 
 from lineage_assets.identity.datahub import (
+    FS_PLATFORMS,
     DataHubConfig,
+    DatasetUrn,
     FieldPath,
     FieldUrn,
     UrnIndex,
@@ -28,6 +30,7 @@ from lineage_assets.identity.datahub import (
     parse_urn,
     resolve_field,
 )
+from lineage_assets.identity.partitions import DEFAULT_RULES, PartitionRule, fold_name
 from lineage_assets.query.datahub_models import FineGrainedLineage, Upstream, UpstreamLineage
 from lineage_assets.query.models import LineageGraph
 from lineage_assets.query.node_ids import MAX_ID_LENGTH, NodeNotFound, NodeRef
@@ -76,8 +79,9 @@ def unflatten(rows: Iterable[tuple[str, str | None]]) -> list[dict]:
 class UrnResolver:
     """URN -> node for one helper; its index follows the helper's loaded commit."""
 
-    def __init__(self, config: DataHubConfig):
+    def __init__(self, config: DataHubConfig, rules: tuple[PartitionRule, ...] = DEFAULT_RULES):
         self.config = config
+        self.rules = rules
         self._key: tuple | None = None
         self._index: UrnIndex | None = None
 
@@ -94,7 +98,10 @@ class UrnResolver:
         if len(urn) > MAX_ID_LENGTH:
             raise ValueError(f"URN of {len(urn)} characters is longer than {MAX_ID_LENGTH}")
         parsed = parse_urn(urn)
-        found = self._datasets(con, (seq, with_history)).resolve(urn)
+        index = self._datasets(con, (seq, with_history))
+        found = index.resolve(urn)
+        if found is None and (folded := self._partition_folded(parsed)) is not None:
+            found = index.resolve(folded)
         if found is None:
             raise NodeNotFound(f"no dataset of the warehouse has the URN {urn!r} (ENV {self.config.env})")
         namespace, name, _v1 = found
@@ -102,6 +109,18 @@ class UrnResolver:
             return NodeRef("dataset", namespace, name)
         field = resolve_field(self.paths(con, namespace, name, with_history), parsed.path)
         return NodeRef("datasetField", namespace, name, field or normalise_path(parsed.path))
+
+    def _partition_folded(self, parsed: DatasetUrn | FieldUrn) -> str | None:
+        """The URN of the dataset a URN's partition belongs to (`p0.t$20240101` -> `p0.t`, a
+        file system's `bucket/t/date=2024-01-01` -> `bucket/t`: the partition rules on its
+        DataHub name, a file platform's name as a path), as a node id naming a partition resolves;
+        None when the name has no partition."""
+        dataset = parsed.dataset if isinstance(parsed, FieldUrn) else parsed
+        namespace = "file" if dataset.platform in set(FS_PLATFORMS.values()) | {"hdfs"} else dataset.platform
+        name, partition = fold_name(namespace, dataset.name, self.rules)
+        if partition is None:
+            return None
+        return DatasetUrn(dataset.platform, name, dataset.env).urn
 
     @staticmethod
     def paths(con: duckdb.DuckDBPyConnection, namespace: str, name: str, with_history: bool = False) -> list[FieldPath]:

@@ -515,3 +515,30 @@ def test_a_source_dataset_asked_at_a_time_starts_from_the_version_its_readers_ha
         assert set(by_time.ids) == {source + "#sv", f"datasetField:{ns}:O:x#v1"}
         with pytest.raises(NodeNotFound):
             query.column_lineage(source, lineage_at="2024-06-01T00:30:00Z", with_downstream=True)
+
+
+def test_a_urn_naming_a_partition_answers_what_its_dataset_answers(tmp_path):
+    """Every query accepts any partition's name (README, Dataset identity), a DataHub URN too: the
+    URN of a partition of an alias path (`bench-lake/warehouse/p0/table1/date=2024-01-01` on s3)
+    and of a decorated table (`p0.table1$20240101`) resolve as the node ids of those names do, by
+    the partition rules on the URN's name (a file platform's as a path). A synthetic snapshot
+    (pyarrow, no Spark)."""
+    from lineage_assets.identity.datahub import dataset_urn
+    from lineage_assets.query import synthetic
+
+    warehouse = str(tmp_path / "wh")
+    synthetic.build(warehouse, jobs=3, chain=3, fields=2)
+    canonical, path = "p0.table1", synthetic.alias_of("p0.table1")
+    with LineageQuery(warehouse) as query:
+        expected = query.lineage(f"dataset:{synthetic.NS}:{canonical}", depth=1).model_dump()
+        names = [
+            f"dataset:{synthetic.ALIAS_NS}:{path}/date=2024-01-01/",
+            dataset_urn(synthetic.ALIAS_NS, path),
+            dataset_urn(synthetic.ALIAS_NS, path + "/date=2024-01-01"),
+            f"dataset:{synthetic.NS}:{canonical}$20240101",
+            dataset_urn(synthetic.NS, canonical + "$20240101"),
+        ]
+        for name in names:
+            assert query.lineage(name, depth=1).model_dump() == expected, name
+        with pytest.raises(NodeNotFound):  # a partition of a dataset nobody knows is still unknown
+            query.lineage(dataset_urn(synthetic.ALIAS_NS, "/warehouse/p9/nothing/date=2024-01-01"))
