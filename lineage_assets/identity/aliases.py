@@ -2,8 +2,12 @@
 section 10). Every identifier resolves to one canonical node.
 
 The rule, per facet instance: the canonical identifier is the facet's `TABLE` identifier (the
-smallest by (namespace, name) if it lists several), else the dataset the facet is attached to.
-Every other identifier of the facet, and the dataset itself, is then stated to be an alias of it.
+smallest by (namespace, name) if it lists several); every other identifier of the facet, and the
+dataset itself, is then stated to be an alias of it. A facet without a `TABLE` identifier states
+its other identifiers to be aliases of the dataset it is attached to, and nothing of that dataset
+itself: a table it was stated to stand for stays its canonical (DESIGN.md section 10: the `TABLE`
+identifier when there is one), so a producer that lists only paths does not take a path away
+from its table.
 Names are folded by the partition rules first (`partitions.fold_name`), so a partition path's
 symlink speaks for its dataset.
 
@@ -48,14 +52,16 @@ def statement_order(s: Statement) -> tuple:
 
 
 def facet_statements(dataset: Name, identifiers: Iterable[tuple[str, str, str | None]]) -> list[tuple[Name, Name, str | None]]:
-    """(alias, canonical, the alias's identifier type) of one symlinks facet of `dataset`; the
-    canonical itself is included as its own alias (a statement that it is canonical)."""
+    """(alias, canonical, the alias's identifier type) of one symlinks facet of `dataset`. With a
+    `TABLE` identifier, the canonical itself is included as its own alias (a statement that it
+    is canonical), and so is `dataset`; without one, only the other identifiers are stated (aliases
+    of `dataset`), nothing of `dataset`."""
     named = sorted({((ns, name), kind) for ns, name, kind in identifiers if ns and name})
     tables = [n for n, kind in named if (kind or "").upper() == "TABLE"]
     canonical = min(tables) if tables else dataset
-    out = {dataset: (canonical, None)}
+    out = {dataset: (canonical, None)} if tables else {}
     for n, kind in named:
-        if n not in out or out[n][1] is None:
+        if (n not in out or out[n][1] is None) and (tables or n != dataset):
             out[n] = (canonical, kind)
     return [(alias, target, kind) for alias, (target, kind) in sorted(out.items())]
 

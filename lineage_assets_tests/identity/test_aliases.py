@@ -27,9 +27,26 @@ def test_the_table_identifier_is_canonical_and_every_other_name_its_alias():
     assert stated == [(PATH, TABLE, None), (TABLE, TABLE, "TABLE"), (("s3://b", "/warehouse/tbl1"), TABLE, "LOCATION")]
 
 
-def test_without_a_table_identifier_the_dataset_itself_is_canonical():
-    stated = facet_statements(PATH, [("s3://b", "/x", "LOCATION")])
-    assert stated == [(PATH, PATH, None), (("s3://b", "/x"), PATH, "LOCATION")]
+def test_without_a_table_identifier_the_others_are_aliases_of_the_dataset_and_nothing_is_said_of_it():
+    stated = facet_statements(PATH, [("s3://b", "/x", "LOCATION"), (*PATH, None)])
+    assert stated == [(("s3://b", "/x"), PATH, "LOCATION")]
+
+
+def test_a_later_facet_without_a_table_does_not_take_the_path_from_its_table():
+    """DESIGN.md section 10: the TABLE identifier is canonical when there is one. At 10:00 the
+    path's facet names its table; at 11:00 another producer's facet on the path lists only the
+    path under another scheme: the three names are still one node, the table (before, the later
+    facet made the path canonical again and left the table on its own)."""
+    s3a = ("s3a://b", "/warehouse/tbl1")
+
+    def facet(minutes: int, identifiers) -> list[Statement]:
+        return [Statement(alias, at(minutes), f"e{minutes}", canonical) for alias, canonical, _ in facet_statements(PATH, identifiers)]
+
+    timeline = AliasTimeline.of(facet(10, [(*TABLE, "TABLE")]) + facet(11, [(*s3a, "LOCATION")]))
+    assert {name: timeline.resolve(name) for name in (PATH, s3a, TABLE)} == {PATH: TABLE, s3a: TABLE, TABLE: TABLE}
+    assert timeline.current() == {PATH: TABLE, s3a: TABLE}
+    later = AliasTimeline.of(facet(10, [(*TABLE, "TABLE")]) + facet(11, [(*s3a, "LOCATION")]) + facet(12, [(*OTHER, "TABLE")]))
+    assert later.resolve(PATH) == OTHER and later.resolve(s3a) == OTHER  # a later TABLE does re-point them
 
 
 def test_several_table_identifiers_pick_the_smallest():
