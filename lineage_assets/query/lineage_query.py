@@ -155,7 +155,12 @@ class LineageQuery:
     def _urn_ref(self, urn: str, with_history: bool = False) -> NodeRef:
         """The dataset or field node a DataHub URN names (v1 or v2 field path). The caller holds
         the lock and has refreshed."""
-        return self._urns.resolve(self._con, self._seq, urn, with_history)
+        return self._urns.resolve(self._con, self._seq, urn, with_history, self._schema_name)
+
+    def _schema_name(self, namespace: str, name: str) -> tuple[str, str]:
+        """The canonical dataset whose schemas a name's fields are read against (`canonical`)."""
+        ref = self.canonical(NodeRef("dataset", namespace, name))
+        return ref.namespace, ref.name
 
     def _exists(self, ref: NodeRef) -> bool:
         if ref.kind == "job":
@@ -354,6 +359,8 @@ class LineageQuery:
         window = Window.of(start, end)
         with self._lock:
             dataset, field = self._window_field(namespace, name, field, "field_operations")
+            if not any(self._columns.field_exists(NodeRef("datasetField", *dataset, field), versioned) for versioned in (True, False)):
+                raise NodeNotFound(f"dataset {dataset[0]}:{dataset[1]} has no field {field!r} in its schemas or column lineage")
             rows = field_edges(self._con, window, (*dataset, field), direction)
             self._load_recipe_ops()
             recipe_ops = load_ops(self._con, {(r["run_id"], r["output_namespace"], r["output_name"]) for r in rows})

@@ -12,7 +12,7 @@ pipeline stores as `items._element.sku`. A path the schema does not hold is read
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import duckdb
 
@@ -92,9 +92,15 @@ class UrnResolver:
             self._key = key
         return self._index
 
-    def resolve(self, con: duckdb.DuckDBPyConnection, seq: int, urn: str, with_history: bool = False) -> NodeRef:
+    def resolve(
+        self, con: duckdb.DuckDBPyConnection, seq: int, urn: str, with_history: bool = False,
+        canonical: Callable[[str, str], tuple[str, str]] = lambda ns, name: (ns, name),
+    ) -> NodeRef:
         """The dataset or field node a URN names: ValueError when it is malformed or stands for
-        two datasets, NodeNotFound when no known dataset has it."""
+        two datasets, NodeNotFound when no known dataset has it. A field's path is read against
+        the schemas of the dataset the URN stands for (`canonical`: an alias's dataset, whose
+        schemas are stored under the canonical name): its current one, then, with the history
+        loaded, each of its versions' newest first (a field it no longer has)."""
         if len(urn) > MAX_ID_LENGTH:
             raise ValueError(f"URN of {len(urn)} characters is longer than {MAX_ID_LENGTH}")
         parsed = parse_urn(urn)
@@ -107,7 +113,10 @@ class UrnResolver:
         namespace, name, _v1 = found
         if not isinstance(parsed, FieldUrn):
             return NodeRef("dataset", namespace, name)
-        field = resolve_field(self.paths(con, namespace, name, with_history), parsed.path)
+        schemas_of = canonical(namespace, name)
+        field = resolve_field(self.paths(con, *schemas_of), parsed.path)
+        if field is None and with_history:
+            field = next(filter(None, (resolve_field(paths, parsed.path) for paths in self.history_paths(con, *schemas_of))), None)
         return NodeRef("datasetField", namespace, name, field or normalise_path(parsed.path))
 
     def _partition_folded(self, parsed: DatasetUrn | FieldUrn) -> str | None:
@@ -138,6 +147,22 @@ class UrnResolver:
             ).fetchall()
         return field_paths(unflatten(rows))
 
+    @staticmethod
+    def history_paths(con: duckdb.DuckDBPyConnection, namespace: str, name: str) -> Iterator[list[FieldPath]]:
+        """The DataHub paths of each distinct schema of a dataset's versions, newest first (the
+        history loaded)."""
+        rows = con.execute(
+            "SELECT list(f.field_path ORDER BY f.field_path), list(f.type ORDER BY f.field_path) "  # parents first
+            "FROM hist_fields f JOIN hist_versions v USING (version_id) WHERE f.namespace = ? AND f.name = ? "
+            "GROUP BY v.version_id, v.created_at ORDER BY v.created_at DESC, v.version_id DESC", [namespace, name],
+        ).fetchall()
+        seen: set[tuple] = set()
+        for paths, types in rows:
+            schema = tuple(zip(paths, types))
+            if schema not in seen:
+                seen.add(schema)
+                yield field_paths(unflatten(schema))
+
     def dataset_urn(self, namespace: str, name: str) -> str:
         return dataset_urn(namespace, name, self.config)
 
@@ -160,7 +185,7 @@ def _operation(transformation: dict | None, legacy_type: str | None, legacy_desc
 
 def upstream_lineage(
     graph: LineageGraph, namespace: str, name: str, upstream_datasets: Iterable[tuple[str, str]],
-    urn_of: Callable[[str, str], str], field_urn_of: Callable[[str, str, str], str],
+    urn_of: Callable[[str, str], str], field_urn_of: Callable[[str, str, str], str | None],
 ) -> UpstreamLineage:
     """The `upstreamLineage` aspect of a dataset from its depth-1 column answer: `upstreams`, one
     per dataset its current writers read (TRANSFORMED) or a column edge names; one
@@ -177,6 +202,8 @@ def upstream_lineage(
         for entry in data["inputFields"]:
             datasets.add((entry["namespace"], entry["dataset"]))
             upstream = field_urn_of(entry["namespace"], entry["dataset"], entry["field"])
+            if downstream is None or upstream is None:  # no DataHub field (`field_urn_function`)
+                continue
             kinds = entry["transformations"] or [None]
             for t in kinds:
                 op = _operation(t, entry.get("transformationType"), entry.get("transformationDescription"))
@@ -193,20 +220,24 @@ def upstream_lineage(
     )
 
 
-def field_urn_function(resolver: UrnResolver, con: duckdb.DuckDBPyConnection, path_version: str) -> Callable[[str, str, str], str]:
+def field_urn_function(resolver: UrnResolver, con: duckdb.DuckDBPyConnection, path_version: str) -> Callable[[str, str, str], str | None]:
     """(namespace, name, field) -> field URN, its path in `path_version` form ('v1' or 'v2';
-    a v2 path comes from the dataset's current schema, v1 when the schema lacks the field)."""
+    a v2 path comes from the dataset's current schema, v1 when the schema lacks the field), or
+    None for a structural entry of the schema that DataHub has no field for (an array's
+    `_element` record, a map's `key`/`value` holder: a stored path other paths continue)."""
     if path_version not in ("v1", "v2"):
         raise ValueError(f"path_version must be 'v1' or 'v2', not {path_version!r}")
     cache: dict[tuple[str, str], dict[str, FieldPath]] = {}
 
-    def make(namespace: str, name: str, field: str) -> str:
+    def make(namespace: str, name: str, field: str) -> str | None:
         by_name = cache.get((namespace, name))
         if by_name is None:
             by_name = cache[(namespace, name)] = {}
             for p in resolver.paths(con, namespace, name):
                 by_name.setdefault(p.ol_name, p)
         known = by_name.get(field)
+        if known is None and any(other.startswith(field + ".") for other in by_name):
+            return None  # a structural entry of the schema (an array's `_element`): no DataHub field
         path = field if known is None else (known.v2 if path_version == "v2" else known.v1)
         return field_urn(namespace, name, path, resolver.config)
 
