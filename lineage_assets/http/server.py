@@ -301,8 +301,11 @@ def _publish(tmp: Path, final: Path) -> bool:
 # Request bodies
 
 
-def gunzip_capped(data: bytes, limit: int) -> bytes:
-    """Decompress a (multi-member) gzip body; _TooLarge past `limit` bytes, _BadRequest if corrupt."""
+def gunzip_capped(data: bytes, limit: int, plain_after: bool = False) -> bytes:
+    """Decompress a (multi-member) gzip body; _TooLarge past `limit` bytes, _BadRequest if corrupt.
+    `plain_after`: bytes after the last member that are not gzip are plain lines, kept after the
+    decompressed ones, as the intake reads a drop file with the same bytes (`decode.gunzip`); a body
+    the client declared gzip (`Content-Encoding`) must be gzip throughout."""
     out: list[bytes] = []
     size = 0
     rest = data
@@ -324,6 +327,12 @@ def gunzip_capped(data: bytes, limit: int) -> bytes:
         if not inflater.eof:
             raise _BadRequest(BAD_GZIP, "gzip body is truncated (no end-of-stream marker)")
         rest = inflater.unused_data.lstrip(b"\x00 \t\r\n")  # padding or a final newline, as the intake allows
+        if plain_after and rest and not rest.startswith(GZIP_MAGIC):
+            size += len(rest) + 1
+            if size > limit:
+                raise _TooLarge(f"body is larger than {limit} bytes once decompressed")
+            out.extend([b"\n", rest])  # its own lines, after the decompressed ones
+            break
     return b"".join(out)
 
 
@@ -384,8 +393,9 @@ def events_to_ndjson(body: bytes, limits: Limits) -> tuple[bytes, int]:
     return data, len(records)
 
 
-def _body_to_ndjson(raw: bytes, gzipped: bool, limit: int, limits: Limits) -> tuple[bytes, int]:
-    body = gunzip_capped(raw, limit) if gzipped else raw
+def _body_to_ndjson(raw: bytes, gzipped: bool, limit: int, limits: Limits, declared: bool = True) -> tuple[bytes, int]:
+    """`declared`: the client said the body is gzip (Content-Encoding), not only its bytes."""
+    body = gunzip_capped(raw, limit, plain_after=not declared) if gzipped else raw
     if gzipped and body.startswith(GZIP_MAGIC):  # decode_drop would inflate it again, past `limit`
         raise _BadRequest(BAD_GZIP, "body is gzip inside gzip: compress it once")
     return events_to_ndjson(body, limits)
@@ -501,12 +511,13 @@ async def _receive(request: Request, writer: BatchWriter, config: _Config) -> JS
     except ClientDisconnect:
         return _problem(400, "client_disconnected", "the client went away before the body was complete")
     raw = b"".join(chunks)
-    gzipped = encoding in ("gzip", "x-gzip") or raw.startswith(GZIP_MAGIC)  # undeclared gzip: same cap
+    declared = encoding in ("gzip", "x-gzip")
+    gzipped = declared or raw.startswith(GZIP_MAGIC)  # undeclared gzip: same cap
     try:
         if gzipped or size > THREAD_PARSE_BYTES:  # a small gzip body may inflate to `limit` bytes
-            data, received = await anyio.to_thread.run_sync(_body_to_ndjson, raw, gzipped, limit, config.limits)
+            data, received = await anyio.to_thread.run_sync(_body_to_ndjson, raw, gzipped, limit, config.limits, declared)
         else:
-            data, received = _body_to_ndjson(raw, gzipped, limit, config.limits)
+            data, received = _body_to_ndjson(raw, gzipped, limit, config.limits, declared)
     except _TooLarge as exc:
         return _problem(413, TOO_LARGE, str(exc))
     except _BadRequest as exc:

@@ -480,7 +480,7 @@ def _fallback(data: bytes, start: int, limits: Limits, problem: str | None) -> l
 
 
 def _line_record(number: int, line: bytes, limits: Limits) -> RawRecord:
-    if len(line) > limits.record_bytes:
+    if len(line) - line.endswith(b"\r") > limits.record_bytes:  # a CRLF line's CR is no part of its record
         return _too_large(number, line, limits, "line")
     try:
         text = line.decode("utf-8")
@@ -505,7 +505,7 @@ def _lines_of_bytes(data: bytes, first_line: int, limits: Limits) -> Iterator[Ra
         if end < 0:
             end = size
         if not _BLANK.fullmatch(data, pos, end):
-            if end - pos > limits.record_bytes:  # not copied: only its first bytes are kept
+            if end - pos - (data[end - 1] == 0x0D) > limits.record_bytes:  # not copied: only its first bytes are kept (a CR ending it is no part of it)
                 yield _too_large(number, data, limits, "line", pos, end)
             else:
                 yield _line_record(number, data[pos:end], limits)

@@ -27,14 +27,14 @@ import json
 import logging
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lineage_assets.intake.decode import GZIP_MAGIC, has_surrogate
+from lineage_assets.intake.decode import GZIP_MAGIC, Limits, has_surrogate
 
 WINDOW = 1 << 16  # bytes fingerprinted at each end of a consumed prefix
 # An unterminated last line of a file untouched this long is read as the file's last record (a
@@ -145,8 +145,12 @@ def prefix_fingerprints(handle, offset: int) -> tuple[str, str]:
     return window_sha(handle, 0, min(offset, WINDOW)), window_sha(handle, max(0, offset - WINDOW), offset)
 
 
-def sniff_form(head: bytes) -> str:
-    """WHOLE for gzip, a JSON array or a pretty-printed document; NDJSON otherwise."""
+def sniff_form(head: bytes, more: Callable[[int], bytes] | None = None) -> str:
+    """WHOLE for gzip, a JSON array or a pretty-printed document; NDJSON otherwise. `head`: the
+    file's first WINDOW bytes (or all of it); `more(n)`: its first n bytes, read only when `head`
+    cannot tell (a first line that opens an object but is not a JSON value, in a file longer than
+    `head`): a file of at most the record limit that is one JSON value is then a document (read
+    line by line, a pretty-printed event longer than WINDOW became a reject per line)."""
     if head.startswith(GZIP_MAGIC):
         return WHOLE
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -162,7 +166,17 @@ def sniff_form(head: bytes) -> str:
     # a first line that opens an object and is not a JSON value by itself: a document printed with
     # its first key on the "{" line when what was read is one JSON value; otherwise an NDJSON file
     # whose first line is broken (or a document longer than `head`: read line by line, as before)
-    return WHOLE if not is_json_value(first) and is_json_value(text) else NDJSON
+    if is_json_value(first):
+        return NDJSON
+    if is_json_value(text):
+        return WHOLE
+    if more is not None and len(head) >= WINDOW:
+        limit = Limits.from_env().record_bytes
+        whole = more(limit + len(head) - len(text) + 1)
+        body = whole.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if len(body) <= limit and is_json_value(body):
+            return WHOLE
+    return NDJSON
 
 
 def is_json_value(data: bytes) -> bool:

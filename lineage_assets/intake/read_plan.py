@@ -62,6 +62,18 @@ def plan_reads(drop_dir: str, changes: list[FileChange], batch_id: str, split: i
     return units, reads
 
 
+def _sniff(handle) -> str:
+    """The form of an open drop file (`sniff_form` on its first WINDOW bytes, more when they
+    cannot tell)."""
+    handle.seek(0)
+
+    def more(size: int) -> bytes:
+        handle.seek(0)
+        return handle.read(size)
+
+    return sniff_form(handle.read(WINDOW), more)
+
+
 def _plan_file(full: str, change: FileChange, batch_id: str, split: int) -> tuple[list[ReadUnit], FileRead]:
     with open(full, "rb") as handle:
         stat = os.fstat(handle.fileno())
@@ -71,10 +83,10 @@ def _plan_file(full: str, change: FileChange, batch_id: str, split: int) -> tupl
             fid, start, lines = prev.file_id, prev.offset, prev.lines
             # nothing consumed yet (seen empty, or only part of its first line): the form is
             # decided by what has been written since, not locked into NDJSON
-            form = NDJSON if start else sniff_form(handle.read(WINDOW))
+            form = NDJSON if start else _sniff(handle)
         else:
             fid, start, lines = file_id(change.path, batch_id), 0, 0
-            form = sniff_form(handle.read(WINDOW))
+            form = _sniff(handle)
         digest = hashlib.sha256()
         if form == WHOLE:
             handle.seek(0)

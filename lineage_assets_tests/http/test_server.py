@@ -29,6 +29,7 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from lineage_assets.http import server as server_module
 from lineage_assets.ids import event_id
+from lineage_assets.intake.decode import decode_drop
 from lineage_assets.intake.ledger import list_drop_folder
 from lineage_assets.intake.parse import parse_drop_bytes
 from lineage_assets_tests.http.conftest import Recorder, landed, landed_ids, serving
@@ -437,3 +438,19 @@ def test_an_unexpected_error_while_checking_an_event_is_400_internal_error_and_s
     assert response.status_code == 400
     assert response.json()["error"] == "internal_error" and "a bug in the checker" in response.json()["detail"]
     assert landed(tmp_path / "drops") == {}
+
+
+def test_gzip_bytes_followed_by_plain_lines_are_read_as_the_intake_reads_them_unless_declared_gzip(tmp_path):
+    """A body that is gzip only by its bytes is a drop file's bytes: plain lines after the last
+    member are read as lines, as the intake reads such a file (it was a 400). A body the client
+    declared gzip (Content-Encoding) must be gzip throughout: the same bytes are a 400."""
+    drops = tmp_path / "drops"
+    events = _events(2)
+    body = gzip.compress(json.dumps(events[0]).encode() + b"\n") + json.dumps(events[1]).encode() + b"\n"
+    assert [r.ok for r in decode_drop(body)] == [True, True]  # what the intake makes of these bytes
+    with serving(drops) as (url, _app):
+        sniffed = _post(url, body)
+        declared = _post(url, body, Content_Encoding="gzip")
+    assert sniffed.status_code == 200 and sniffed.json()["received"] == 2
+    assert (declared.status_code, declared.json()["error"]) == (400, "bad_gzip")
+    assert sorted(landed_ids(drops)) == sorted(event_id(e) for e in events)

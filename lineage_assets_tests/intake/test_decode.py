@@ -382,3 +382,15 @@ def test_only_plain_ndjson_is_cut(tmp_path):
     units, reads = _plan(tmp_path, 1024)
     assert sorted(u.path for u in units) == ["array.json", "big.ndjson.gz", "doc.json", "pretty.json"]
     assert all(u.form == "whole" and u.start == 0 and u.end == (tmp_path / u.path).stat().st_size for u in units)
+
+
+def test_a_crlf_lines_cr_is_no_part_of_its_record_size(monkeypatch):
+    """LINEAGE_MAX_RECORD_BYTES is the UTF-8 size of one record: a record of exactly the limit is
+    accepted whether its line ends in LF or CRLF (the CR counted, CRLF lines were rejected as
+    record_too_large), and one byte more is rejected either way."""
+    event = _event(1)
+    text = json.dumps(event)
+    monkeypatch.setenv("LINEAGE_MAX_RECORD_BYTES", str(len(text)))
+    for ending in (b"\n", b"\r\n"):
+        assert [r.ok for r in decode_drop((text.encode() + ending) * 2)] == [True, True], ending
+        assert [r.error_code for r in decode_drop((text.encode() + b" " + ending) * 2)] == ["record_too_large"] * 2, ending

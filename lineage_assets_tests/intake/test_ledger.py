@@ -470,3 +470,31 @@ def test_a_quick_look_skips_files_consumed_whole_and_quiet_but_a_full_look_does_
     quick = kinds(changed_files(drops, states, quiet_after_ns=cutoff))
     assert quick == {"partial.ndjson": GROWN, "new.ndjson": NEW}  # old.ndjson was not even stat'ed
     assert kinds(changed_files(drops, states)) == {"old.ndjson": GROWN, "partial.ndjson": GROWN, "new.ndjson": NEW}
+
+
+def test_a_document_longer_than_the_window_with_its_first_key_on_the_brace_line_is_whole():
+    """A pretty-printed event whose first key sits on the `{` line and that is longer than
+    WINDOW: the window cannot tell it from an NDJSON file with a broken first line, so the file is
+    read further (up to the record limit); being one JSON value, it is a document (read line by
+    line it became a not_json reject per line). An NDJSON file whose first line is broken stays
+    NDJSON, and so does a file longer than the record limit (it is not parsed as one record)."""
+    fields = [{"name": f"col_{i:05d}", "type": "string"} for i in range(2500)]
+    body = json.dumps({"producer": "p", "outputs": [{"facets": {"schema": {"fields": fields}}}]}, indent=2)
+    document = ('{"eventTime": "2024-05-01T10:00:00Z",\n' + body[2:] + "\n").encode()
+    assert len(document) > WINDOW and json.loads(document)
+    reads: list[int] = []
+
+    def more(size: int, data: bytes = document) -> bytes:
+        reads.append(size)
+        return data[:size]
+
+    assert sniff_form(document[:WINDOW], more) == WHOLE and reads
+    assert sniff_form(document[:WINDOW]) == NDJSON  # without a way to read more, as before
+    broken = b'{"a": 1,\n' + b'{"a": 2}\n' * (WINDOW // 9 + 1)
+    assert sniff_form(broken[:WINDOW], lambda size: broken[:size]) == NDJSON
+    small_limit = {"LINEAGE_MAX_RECORD_BYTES": str(WINDOW)}
+    import os
+    from unittest import mock
+
+    with mock.patch.dict(os.environ, small_limit):
+        assert sniff_form(document[:WINDOW], more) == NDJSON  # longer than the record limit: not read as one record

@@ -672,3 +672,24 @@ def test_file_vanished_between_scan_and_plan_is_skipped(drops):
     units, reads = plan_reads(str(drops), changes, "b1")
     assert [r.path for r in reads] == ["b.ndjson"]
     assert {u.path for u in units} == {"b.ndjson"}
+
+
+def test_a_pretty_printed_event_longer_than_the_window_lands_as_one_event(tmp_path):
+    """The landing path (listing, read plan, parse) reads a pretty-printed event of 238 KB whose
+    first key sits on the `{` line as one document: one accepted event, as `decode_drop` reads
+    the same bytes (it was 10,024 not_json rejects)."""
+    from lineage_assets.intake.local_intake import parse_units
+
+    fields = [{"name": f"col_{i:05d}", "type": "string"} for i in range(2500)]
+    event = {"eventTime": "2024-05-01T10:00:00Z", "producer": "p", "eventType": "COMPLETE",
+             "run": {"runId": "3f2504e0-4f89-41d3-9a0c-0305e82c3301"}, "job": {"namespace": "ns", "name": "job"},
+             "inputs": [], "outputs": [{"namespace": "ns", "name": "t", "facets": {"schema": {"fields": fields}}}]}
+    text = '{"eventTime": "2024-05-01T10:00:00Z",\n' + json.dumps({k: v for k, v in event.items() if k != "eventTime"}, indent=2)[2:] + "\n"
+    assert json.loads(text) == event and len(text) > WINDOW
+    drops = tmp_path / "drops"
+    drops.mkdir()
+    (drops / "event.json").write_text(text)
+    units, reads = plan_reads(str(drops), changed_files(str(drops), {}), "batch1")
+    rows = parse_units(str(drops), units, None)
+    assert [r.form for r in reads] == [WHOLE]
+    assert [(r["accepted"], r["reason_code"]) for r in rows] == [(True, None)]
