@@ -347,7 +347,10 @@ def _is_json_type(media: str) -> bool:
 def events_to_ndjson(body: bytes, limits: Limits) -> tuple[bytes, int]:
     """The request's events checked exactly as the intake checks a drop file with the same bytes
     (`decode_drop`: the forms, strict JSON, its limits; then `event_row`), as the NDJSON to store
-    (each event's canonical JSON on one line) and their number; or _BadRequest naming every bad
+    (each event's own text on one line: its line breaks, which valid JSON holds only between
+    tokens, become spaces, so the stored record is as long as the client's and keeps its
+    spelling; canonical JSON re-spelt `1E15` as `1000000000000000.0`, which could push a record
+    the intake accepts past the record limit) and their number; or _BadRequest naming every bad
     event (the first one in `error`/`detail`). The NDJSON is decoded once more before it is
     handed over: what is stored is what the intake accepts. `limits`: the intake's record limits
     (read once, at startup: `create_app`)."""
@@ -363,7 +366,8 @@ def events_to_ndjson(body: bytes, limits: Limits) -> tuple[bytes, int]:
         code, reason = record.error_code, record.error
         if record.ok:
             try:
-                lines.append(event_row(record.value, limits=limits, floats=record.floats)["event_json"])
+                event_row(record.value, limits=limits, floats=record.floats)  # what the intake will check
+                lines.append(record.raw.replace("\r", " ").replace("\n", " "))
             except Rejection as rejection:
                 code, reason = rejection.code, rejection.reason
             except Exception as exc:  # noqa: BLE001 - no event may crash the endpoint

@@ -454,3 +454,24 @@ def test_gzip_bytes_followed_by_plain_lines_are_read_as_the_intake_reads_them_un
     assert sniffed.status_code == 200 and sniffed.json()["received"] == 2
     assert (declared.status_code, declared.json()["error"]) == (400, "bad_gzip")
     assert sorted(landed_ids(drops)) == sorted(event_id(e) for e in events)
+
+
+def test_an_event_is_stored_in_its_own_spelling_so_a_record_within_the_limit_stays_within_it(tmp_path, monkeypatch):
+    """The stored line is the event's own text, its line breaks (only ever between tokens) made
+    spaces: as long as what the client sent, floats spelt as sent. Canonical JSON re-spelt each
+    `1E15` as `1000000000000000.0`, so a pretty-printed event within LINEAGE_MAX_RECORD_BYTES was
+    refused with a 400 about the stored form."""
+    event = _events(1)[0]
+    event["run"]["facets"] = {"metrics": {"_producer": "p", "_schemaURL": "s", "values": [1] * 400}}
+    text = json.dumps(event, indent=2).replace("1,", "1E15,").replace("1\n", "1E15\n")
+    assert text.count("1E15") == 400 and json.loads(text)["run"]["facets"]["metrics"]["values"][0] == 1e15
+    monkeypatch.setenv("LINEAGE_MAX_RECORD_BYTES", str(len(text.encode())))
+    drops = tmp_path / "drops"
+    with serving(drops) as (url, _app):
+        response = _post(url, text.encode())
+    assert response.status_code == 200, response.text
+    stored = [p for p in drops.rglob("*.ndjson")]
+    lines = stored[0].read_bytes().splitlines()
+    assert len(stored) == 1 and len(lines) == 1 and len(lines[0]) == len(text.encode())
+    assert b"1E15" in lines[0] and json.loads(lines[0]) == json.loads(text)
+    assert landed_ids(drops) == [event_id(json.loads(text))]
