@@ -132,19 +132,11 @@ class UrnResolver:
         return DatasetUrn(dataset.platform, name, dataset.env).urn
 
     @staticmethod
-    def paths(con: duckdb.DuckDBPyConnection, namespace: str, name: str, with_history: bool = False) -> list[FieldPath]:
-        """The DataHub paths of a dataset's current schema (else, with the history loaded, of its
-        newest version with a schema)."""
+    def paths(con: duckdb.DuckDBPyConnection, namespace: str, name: str) -> list[FieldPath]:
+        """The DataHub paths of a dataset's current schema (its past ones: `history_paths`)."""
         rows = con.execute(
             "SELECT field_path, type FROM cdf WHERE namespace = ? AND name = ? ORDER BY ordinal, field_path", [namespace, name],
         ).fetchall()
-        if not rows and with_history:
-            rows = con.execute(
-                "SELECT f.field_path, f.type FROM hist_fields f JOIN hist_versions v USING (version_id) "
-                "WHERE f.namespace = ? AND f.name = ? "
-                "QUALIFY dense_rank() OVER (ORDER BY v.created_at DESC, v.version_id DESC) = 1 ORDER BY f.field_path",  # parents first
-                [namespace, name],
-            ).fetchall()
         return field_paths(unflatten(rows))
 
     @staticmethod
