@@ -19,7 +19,7 @@ while `table$20240101` (a partition decorator) is folded wherever it appears. A 
 slash is not part of its dataset (`events/` is `events`, as `events/date=2024-01-01/` is).
 
 Configure with LINEAGE_PARTITION_RULES: a JSON file `{"defaults": true, "rules": [{"name",
-"pattern", "scope", "description"}]}`; its rules run before the defaults, or alone with
+"pattern", "scope", "description", "dated"}]}`; its rules run before the defaults, or alone with
 `"defaults": false`. `lineage-assets partition-rules` prints the rules in force.
 """
 
@@ -178,9 +178,7 @@ def rules_from_spec(spec: object, where: str = "partition rules") -> tuple[Parti
             str(item["name"]), str(item["pattern"]), str(item.get("scope", "path")), str(item.get("description", "")),
             str(item.get("example", "")), _flag(item.get("dated", False), f"{where}: rule {item['name']!r}: dated"),
         ))
-    defaults = spec.get("defaults", True)
-    if not isinstance(defaults, bool):
-        raise ValueError(f"{where}: defaults must be true or false")
+    defaults = _flag(spec.get("defaults", True), f"{where}: defaults")
     names = [r.name for r in rules] + ([r.name for r in DEFAULT_RULES] if defaults else [])
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
