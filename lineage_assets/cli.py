@@ -146,6 +146,15 @@ def _tag(args, warehouse: str, env: LineageSettings) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        from lineage_assets.query.lineage_query import WarehouseReadError
+        from lineage_assets.warehouse.commits import CorruptCommit
+
+        if isinstance(exc, (WarehouseReadError, CorruptCommit)):
+            print(f"error: {exc}", file=sys.stderr)
+            return 4
+        print(f"error: cannot write the DatasetEvent into {drop_dir}: {exc}", file=sys.stderr)
+        return 2
     where = f"{namespace} {name}" + (f" :: {field}" if field else "")
     print(f"{where}: {len(tags)} tag(s) now; a DatasetEvent is in {drop_dir} (the next ingest records it)")
     for t in tags:
@@ -155,16 +164,20 @@ def _tag(args, warehouse: str, env: LineageSettings) -> int:
 
 def _graph(args, warehouse: str) -> int:
     """`lineage-assets graph`: the picture of an answer, written to -o (format from its extension)."""
-    from lineage_assets.query.picture import GraphvizMissing, format_of, picture
+    from lineage_assets.query.picture import GraphvizFailed, GraphvizMissing, format_of, picture
 
     try:
         fmt = format_of(args.output)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    code, data = _answered(warehouse, lambda query: picture(query, args.node, fmt, columns=args.columns, depth=args.depth,
-                                                            with_downstream=args.with_downstream, max_nodes=args.max_nodes),
-                          usage_errors=(ValueError, GraphvizMissing))
+    try:
+        code, data = _answered(warehouse, lambda query: picture(query, args.node, fmt, columns=args.columns, depth=args.depth,
+                                                                with_downstream=args.with_downstream, max_nodes=args.max_nodes),
+                              usage_errors=(ValueError, GraphvizMissing))
+    except GraphvizFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     if code:
         return code
     out = Path(args.output)
@@ -173,6 +186,7 @@ def _graph(args, warehouse: str) -> int:
         tmp.write_bytes(data)
         tmp.replace(out)
     except OSError as exc:
+        tmp.unlink(missing_ok=True)
         print(f"error: cannot write {out}: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {out} ({fmt}, {len(data)} bytes)")
@@ -395,22 +409,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\ndemo finished in {time.monotonic() - began:.0f}s")
         print("next: `make dev` and open http://127.0.0.1:3000 to see these runs, partitions and checks")
         return code
-    if args.command == "files":
-        from lineage_assets.warehouse import commits
-
-        try:
-            paths = commits.committed_files(args.warehouse or env.warehouse, args.table)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print("\n".join(paths))
-        return 0
-    if args.command == "summary":
-        from lineage_assets.warehouse.summary import format_summary
-
-        print(format_summary(args.warehouse or env.warehouse))
-        return 0
+    if args.command in ("files", "summary"):
+        return _read_warehouse(args, args.warehouse or env.warehouse)
     return 2
+
+
+def _read_warehouse(args, warehouse: str) -> int:
+    """`files` and `summary`: 2 for a bad argument or no warehouse folder, 4 when its files cannot
+    be read (as `query`)."""
+    import duckdb
+
+    from lineage_assets.warehouse import commits
+    from lineage_assets.warehouse.summary import format_summary
+
+    if not Path(warehouse).is_dir():
+        print(f"error: warehouse {warehouse} does not exist (run `lineage-assets ingest` or `make demo` first)", file=sys.stderr)
+        return 2
+    try:
+        text = "\n".join(commits.committed_files(warehouse, args.table)) if args.command == "files" else format_summary(warehouse)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, duckdb.Error) as exc:
+        print(f"error: warehouse {warehouse} could not be read: {exc}", file=sys.stderr)
+        return 4
+    print(text)
+    return 0
 
 
 if __name__ == "__main__":

@@ -198,6 +198,8 @@ class ReadApi:
             return error(400, "bad_request", exc)
         except picture.GraphvizMissing as exc:
             return error(503, "graphviz_missing", exc)
+        except picture.GraphvizFailed as exc:
+            return error(500, "graphviz_failed", exc)
         except OSError as exc:  # WarehouseReadError
             return error(503, "warehouse_unavailable", exc)
         return HTMLResponse(text)

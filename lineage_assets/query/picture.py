@@ -58,6 +58,10 @@ _START = {"penwidth": "3", "color": "#e8590c", "fillcolor": "#ffe8cc"}
 _CLUSTER = {"style": "rounded,filled", "fillcolor": "#f1f3f5", "color": "#adb5bd"}
 
 
+class GraphvizFailed(RuntimeError):
+    """Graphviz's `dot` ran and failed on the graph it was given."""
+
+
 class GraphvizMissing(RuntimeError):
     """Graphviz's `dot` program is not installed."""
 
@@ -82,11 +86,18 @@ def format_of(path: str) -> str:
 # ----------------------------------------------------------------------------- escaping
 
 
+def _unshowable(c: str) -> bool:
+    """A character XML 1.0 does not allow (Graphviz's labels are XML, SVG is): control characters,
+    a lone surrogate, and the noncharacters U+FFFE and U+FFFF (a name may hold any of them)."""
+    code = ord(c)
+    return code < 32 or code == 127 or 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF)
+
+
 def _visible(value: object) -> str:
-    """Text with control characters shown as escapes (they are not allowed in SVG or HTML)."""
+    """Text with the characters SVG and HTML cannot hold (`_unshowable`) shown as escapes."""
     text = str(value)
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
-        text = "".join(c if not (ord(c) < 32 or ord(c) == 127) else f"\\x{ord(c):02x}" for c in text)
+    if any(_unshowable(c) for c in text):
+        text = "".join(c if not _unshowable(c) else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}") for c in text)
     return text
 
 
@@ -347,7 +358,7 @@ def _dot(dot: str, fmt: str, **how) -> bytes:
         raise GraphvizMissing() from exc
     except subprocess.CalledProcessError as exc:
         detail = (exc.stderr or b"").decode("utf-8", "replace").strip()
-        raise RuntimeError(f"Graphviz's dot failed (exit {exc.returncode}): {detail[:500]}") from exc
+        raise GraphvizFailed(f"Graphviz's dot failed (exit {exc.returncode}): {detail[:500]}") from exc
 
 
 def svg_element(svg: bytes | str) -> str:

@@ -161,10 +161,19 @@ def commit_seqs(root: str) -> list[int]:
     return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
 
 
+class CorruptCommit(OSError):
+    """A commit file that is not what this module writes (edited, or damaged on disk): the
+    warehouse cannot be read, which is no fault of the caller's arguments."""
+
+
 def read_commit(root: str, seq: int) -> Commit:
-    with open(os.path.join(_commit_dir(root), f"{seq:020d}.json")) as handle:
-        data = json.load(handle)
-    return Commit(root, data["seq"], data["tables"], data.get("info", {}), data.get("props", {}))
+    path = os.path.join(_commit_dir(root), f"{seq:020d}.json")
+    with open(path) as handle:
+        try:
+            data = json.load(handle)
+            return Commit(root, data["seq"], data["tables"], data.get("info", {}), data.get("props", {}))
+        except (ValueError, KeyError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
+            raise CorruptCommit(f"commit file {path} cannot be read: {type(exc).__name__}: {exc}") from exc
 
 
 def latest(root: str) -> Commit:

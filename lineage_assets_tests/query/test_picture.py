@@ -57,6 +57,34 @@ def test_control_characters_are_shown_as_escapes():
     assert nodes[0].text == "bad\\x01name\\x7fns" and nodes[0].tooltip == "dataset:ns:bad\\x01name\\x7f"
 
 
+def test_characters_xml_does_not_allow_are_shown_as_escapes():
+    """A name may hold the noncharacters U+FFFE and U+FFFF (the intake accepts them), which XML
+    does not allow: Graphviz's labels are XML, so `dot` failed on them and no picture was drawn
+    (the CLI printed a traceback, the view answered a bare 500, the snapshot lost its picture)."""
+    name = "out\ufffe\uffffx"
+    node = Node(id=f"dataset:ns:{name}", type="DATASET", data={"namespace": "ns", "name": name})
+    nodes, _ = svg_parts(picture.render(picture.draw(LineageGraph(graph=[node])).dot, "svg"))
+    assert nodes[0].text == "out\\ufffe\\uffffxns" and nodes[0].tooltip == "dataset:ns:out\\ufffe\\uffffx"
+
+
+def test_a_failing_dot_is_a_clear_error_of_the_command_not_a_traceback(platform_warehouse, tmp_path, capsys, monkeypatch):
+    """Graphviz failing on a graph is exit code 1 with its message; a file that cannot be written
+    leaves no temporary file behind."""
+    warehouse, job, _field = platform_warehouse
+
+    def failing(*_args, **_kwargs):
+        raise picture.GraphvizFailed("Graphviz's dot failed (exit 1): Error: syntax error")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(picture, "render", failing)
+        assert main(["graph", job, "-o", str(tmp_path / "x.svg"), "--warehouse", warehouse]) == 1
+    assert "Graphviz's dot failed" in capsys.readouterr().err and not (tmp_path / "x.svg").exists()
+    (tmp_path / "taken.svg").mkdir()  # a folder where the picture would go
+    assert main(["graph", job, "-o", str(tmp_path / "taken.svg"), "--warehouse", warehouse]) == 2
+    assert "cannot write" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken.svg"]
+
+
 def test_the_node_asked_about_is_highlighted():
     graph = job_graph()
     start = graph.graph[1].id

@@ -120,3 +120,36 @@ def test_query_command_prints_json_and_a_tree(warehouse, capsys):
     assert main(["query", "column-lineage", "nonsense", "--warehouse", warehouse]) == 2
     assert main(["query", "lineage", f"job:{NS}:p1.job4", "--warehouse", warehouse, "--depth", "0"]) == 0
     assert {n["id"] for n in json.loads(capsys.readouterr().out)["graph"]} >= {f"job:{NS}:p1.job4"}
+
+
+def test_commands_on_a_warehouse_that_cannot_be_read_say_so_with_code_4(warehouse, tmp_path, capsys):
+    """DESIGN.md section 11: a bad argument is a clear error, never a traceback. `summary`,
+    `files`, `query` and `tag` on a warehouse whose files or commit cannot be read exit with 4
+    and say what; on a folder that does not exist (or a file), with 2, as `query` did; a drop
+    folder that is a file is 2 (before: tracebacks, all-zero counts and exit 0, or 2 for a
+    damaged commit file, as if the argument were wrong)."""
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(warehouse, broken)
+    for path in commits.latest(str(broken)).files("current_jobs"):
+        with open(path, "r+b") as handle:
+            handle.truncate(40)
+    bad_commit = tmp_path / "bad_commit"
+    shutil.copytree(warehouse, bad_commit)
+    seq = commits.latest(str(bad_commit)).seq
+    (bad_commit / "_commits" / f"{seq:020d}.json").write_text("{\n")
+    (tmp_path / "a_file").write_text("x")
+    job = f"job:{NS}:p1.job4"
+    for argv, code, says in [
+        (["summary", "--warehouse", str(broken)], 4, "could not be read"),
+        (["summary", "--warehouse", str(bad_commit)], 4, "cannot be read"),
+        (["files", "current_jobs", "--warehouse", str(bad_commit)], 4, "cannot be read"),
+        (["query", "lineage", job, "--warehouse", str(bad_commit)], 4, f"{seq:020d}.json"),
+        (["tag", "set", f"dataset:{NS}:p1.table4", "pii=true", "--warehouse", str(broken), "--drop-dir", str(tmp_path / "d")], 4, "cannot read"),
+        (["tag", "set", f"dataset:{NS}:p1.table4", "pii=true", "--warehouse", warehouse, "--drop-dir", str(tmp_path / "a_file")], 2, "cannot write"),
+        (["summary", "--warehouse", str(tmp_path / "nothing")], 2, "does not exist"),
+        (["files", "current_jobs", "--warehouse", str(tmp_path / "a_file")], 2, "does not exist"),
+    ]:
+        assert main(argv) == code, argv
+        assert says in capsys.readouterr().err, argv
