@@ -406,7 +406,23 @@ def start_ids(query, node_id: str, graph: LineageGraph) -> set[str]:
             found |= {reading.id, f"{reading.id}#{version}"} & ids
             if reading.kind == "dataset" and (reading.namespace, reading.name) in datasets:
                 found.add(reading.id)  # a column answer of a dataset: its cluster
+        if ref.kind == "job" and datasets:  # a column answer of a job: the clusters of what it writes
+            found |= {f"dataset:{ns}:{name}" for ns, name in _outputs(query, ref) if (ns, name) in datasets}
     return found
+
+
+def _outputs(query, job) -> list[tuple[str, str]]:
+    """(namespace, name) of the datasets a job's current version writes (none when it has no
+    current version)."""
+    from lineage_assets.query.node_ids import NodeNotFound
+
+    try:
+        answer = query.lineage(node_type="job", namespace=job.namespace, name=job.name, depth=0)
+    except (ValueError, NodeNotFound):
+        return []
+    jobs = [n for n in answer.graph if n.type == "JOB" and (n.data.get("namespace"), n.data.get("name")) == (job.namespace, job.name)]
+    written = {e.destination for n in jobs for e in n.outEdges}
+    return [(n.data["namespace"], n.data["name"]) for n in answer.graph if n.type == "DATASET" and n.id in written]
 
 
 def describe(node_id: str, *, columns: bool, depth: int, with_downstream: bool) -> str:
@@ -627,6 +643,26 @@ def _per_row(drawing: Drawing, components: dict[str, int]) -> int:
     return best[1]
 
 
+def _component_graph(query, component: str, depth: int) -> LineageGraph:
+    """The current graph `depth` job hops around a component's id; when two nodes share that id
+    (`dataset:a:b:c` is namespace `a` name `b:c` and namespace `a:b` name `c`), around the
+    component's first job instead (jobs are asked for by namespace and name)."""
+    import duckdb
+
+    from lineage_assets.warehouse import commits
+
+    try:
+        return query.lineage(component, depth=depth)
+    except ValueError:
+        jobs = commits.duckdb_relation_sql(commits.latest(query.warehouse), "current_jobs")
+        with duckdb.connect() as con:
+            first = con.execute(f"SELECT job_namespace, job_name FROM ({jobs}) WHERE component_id = ? ORDER BY ALL LIMIT 1",
+                                [component]).fetchone()
+        if first is None:
+            raise
+        return query.lineage(node_type="job", namespace=first[0], name=first[1], depth=depth)
+
+
 def component_sizes(query) -> tuple[int, list[tuple[str, int]]]:
     """(commit, [(component id, jobs and non-temporary datasets), ...] largest first) of the
     current graph the query helper reads."""
@@ -672,13 +708,13 @@ def snapshot_picture(query, max_nodes: int = SNAPSHOT_MAX_NODES) -> SnapshotPict
         if budget <= 0:
             break
         if size <= budget:
-            graph = query.lineage(component, depth=MAX_DEPTH)
+            graph = _component_graph(query, component, MAX_DEPTH)
         elif nodes:
             continue  # a smaller component may still fit
         else:
             graph, depth = None, 0
             while depth < 10_000:
-                grown = query.lineage(component, depth=depth)
+                grown = _component_graph(query, component, depth)
                 if graph is not None and (len(grown.graph) > budget or len(grown.graph) == len(graph.graph)):
                     break
                 graph = grown

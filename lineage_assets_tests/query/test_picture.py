@@ -287,3 +287,54 @@ def test_a_node_asked_for_by_its_datahub_urn_is_highlighted(platform_warehouse):
         graph = query.lineage(dataset_urn(NS, name), depth=1)
         assert picture.start_ids(query, dataset_urn(NS, name), graph) == {f"dataset:{NS}:{name}"}
         assert picture.start_ids(query, dataset_urn(NS, "nobody"), graph) == set()  # an unknown URN highlights nothing
+
+
+def test_a_jobs_column_picture_cut_keeps_and_marks_the_fields_of_what_it_writes(platform_warehouse):
+    """The column picture of a job cut to a few nodes keeps the fields of the datasets the job
+    writes (its answer's start) and marks their cluster, as a dataset's picture does (it kept the
+    first fields by id, the farthest upstream, and marked nothing)."""
+    warehouse, job, _field = platform_warehouse
+    with LineageQuery(warehouse) as query:
+        written = {e.destination for n in query.lineage(job, depth=0).graph if n.id == job for e in n.outEdges}
+        answer = query.column_lineage(job, depth=3)
+        own = sorted(n.id for n in answer.graph if f"dataset:{n.data['namespace']}:{n.data['dataset']}" in written)
+        assert own and len(answer.graph) > len(own) + 1
+        svg = picture.picture(query, job, "svg", columns=True, depth=3, max_nodes=len(own))
+    nodes, _clusters = svg_parts(svg)
+    assert sorted(n.tooltip for n in nodes) == own
+    marked = [g for g in ET.fromstring(svg).iter(f"{SVG}g") if g.get("class") == "cluster" and any(e.get("stroke") == "#e8590c" for e in g.iter())]
+    assert len(marked) == len(written & {f"dataset:{n.data['namespace']}:{n.data['dataset']}" for n in answer.graph}) > 0
+
+
+def test_the_snapshot_picture_draws_a_component_whose_id_two_datasets_share(tmp_path):
+    """A component's id is its smallest node id; `dataset:a:b:c` names both (a, b:c) and (a:b, c),
+    so asking for it is ambiguous: the picture starts at the component's first job instead (the
+    snapshot said "no picture" before)."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from lineage_assets.warehouse import commits
+    from lineage_assets.warehouse import tables as t
+    from lineage_assets.warehouse.schemas import arrow_schema
+
+    now = dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+    jobs = [("j", "x", ("a", "b:c"), ("a", "x_out")), ("j", "y", ("a:b", "c"), ("a:b", "y_out"))]
+    rows = {t.CURRENT_JOBS: [], t.CURRENT_LINEAGE: []}
+    for ns, name, source, target in jobs:
+        component = min([f"job:{ns}:{name}", *(f"dataset:{d[0]}:{d[1]}" for d in (source, target))])
+        assert component == "dataset:a:b:c"
+        rows[t.CURRENT_JOBS].append({"job_namespace": ns, "job_name": name, "version_id": "v", "latest_state": "COMPLETE",
+                                     "latest_ended_at": now, "component_id": component, "lineage_unknown": False})
+        for (dns, dname), way in ((source, "INPUT"), (target, "OUTPUT")):
+            rows[t.CURRENT_LINEAGE].append({"job_namespace": ns, "job_name": name, "version_id": "v", "dataset_namespace": dns,
+                                            "dataset_name": dname, "direction": way, "component_id": component, "temporary": False})
+    warehouse = str(tmp_path / "wh")
+    with commits.Transaction(warehouse, "test_snapshot") as txn:
+        for table, table_rows in rows.items():
+            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
+        txn.commit()
+    with LineageQuery(warehouse) as query:
+        drawn = picture.snapshot_picture(query)
+    nodes, _ = svg_parts(drawn.svg)
+    assert {"job:j:x", "dataset:a:x_out"} <= {n.tooltip for n in nodes} and drawn.png
