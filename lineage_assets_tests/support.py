@@ -234,3 +234,17 @@ def land_by(monkeypatch, way: str) -> None:
     """Landing batches of the test read `way` ("spark" or "local"), whatever their size."""
     assert way in ("spark", "local"), way
     monkeypatch.setenv("LINEAGE_LOCAL_INTAKE_MAX_BYTES", "0" if way == "spark" else str(DEFAULT_LOCAL_INTAKE_MAX_BYTES))
+
+
+def commit_rows(root: str, rows: dict, operation: str = "test_snapshot") -> str:
+    """One commit of `rows` ({registry table: [row dicts]}) written with pyarrow, no Spark: a
+    snapshot or history as a test needs it, columns not given null. Returns `root`."""
+    import pyarrow as pa
+
+    from lineage_assets.warehouse.schemas import arrow_schema
+
+    with commits.Transaction(root, operation) as txn:
+        for table, table_rows in rows.items():
+            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
+        txn.commit()
+    return root

@@ -90,11 +90,8 @@ def test_structured_parameters_name_a_node_whose_id_is_ambiguous(tmp_path):
     column lineage `field` too."""
     import datetime as dt
 
-    import pyarrow as pa
-
-    from lineage_assets.warehouse import commits
     from lineage_assets.warehouse import tables as t
-    from lineage_assets.warehouse.schemas import arrow_schema
+    from lineage_assets_tests.support import commit_rows
 
     now, pg = dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc), "pg://db:5432"
     jobs = [("spark://c:7077", "load", "in1", "out1"), ("spark://c", "7077:load", "in2", "out2")]
@@ -110,10 +107,7 @@ def test_structured_parameters_name_a_node_whose_id_is_ambiguous(tmp_path):
                                     "created_at": now, "input_declared": True} for ns, n, i, o in jobs],
     }
     warehouse = str(tmp_path / "wh")
-    with commits.Transaction(warehouse, "test_snapshot") as txn:
-        for table, table_rows in rows.items():
-            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
-        txn.commit()
+    commit_rows(warehouse, rows)
     with serving(str(tmp_path / "drops"), warehouse=warehouse) as (base, _app), LineageQuery(warehouse) as query:
         ambiguous = _get(base, "/api/v1/lineage", nodeId="job:spark://c:7077:load")
         assert ambiguous.status_code == 400 and "ambiguous" in ambiguous.json()["message"]

@@ -8,7 +8,6 @@ import datetime as dt
 import shutil
 import time
 
-import pyarrow as pa
 import pytest
 
 from lineage_assets import LineageQuery
@@ -17,7 +16,7 @@ from lineage_assets.query.node_ids import MAX_ID_LENGTH, NodeNotFound
 from lineage_assets.query.traversal import MAX_DEPTH
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
-from lineage_assets.warehouse.schemas import arrow_schema
+from lineage_assets_tests.support import commit_rows
 
 NS = "postgres://db.example.com:5432"
 JOBS = 6  # job i reads table i and writes table i+1 (mod 6): a 12-node cycle, plus a lone job
@@ -33,10 +32,7 @@ def _snapshot(root: str, jobs: int = JOBS) -> None:
         for table, direction in ((f"table{i}", "INPUT"), (f"table{(i + 1) % jobs}", "OUTPUT")):
             edges.append({"job_namespace": NS, "job_name": f"job{i}", "version_id": f"v{i}", "dataset_namespace": NS,
                           "dataset_name": table, "direction": direction, "component_id": f"job:{NS}:job0", "temporary": False})
-    with commits.Transaction(root, "test_snapshot") as txn:
-        for table, rows in ((t.CURRENT_JOBS, job_rows), (t.CURRENT_LINEAGE, edges)):
-            txn.stage_arrow(pa.Table.from_pylist(rows, schema=arrow_schema(table.schema)), table)
-        txn.commit()
+    commit_rows(root, {t.CURRENT_JOBS: job_rows, t.CURRENT_LINEAGE: edges})
 
 
 @pytest.fixture
@@ -161,13 +157,6 @@ def test_ids_of_a_wrong_type_surrogates_and_long_urns_are_value_errors(cycle, ca
 NOW = dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)
 
 
-def _history_snapshot(root: str, rows: dict) -> None:
-    with commits.Transaction(root, "test_snapshot") as txn:
-        for table, table_rows in rows.items():
-            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
-        txn.commit()
-
-
 def _cedge(output: str, field: str, input_: str, input_field: str, output_version: str, input_version: str, at=NOW) -> dict:
     return {"output_version_id": output_version, "output_namespace": NS, "output_name": output, "output_field": field,
             "input_namespace": NS, "input_name": input_, "input_field": input_field, "input_version_id": input_version,
@@ -181,7 +170,7 @@ def test_a_point_in_time_walk_around_a_cycle_of_versions_stops_when_it_finds_not
     100,000 costs what 300 does (the walk went on to the depth before: 15 s)."""
     fields = 300
     root = str(tmp_path / "wh")
-    _history_snapshot(root, {
+    commit_rows(root, {
         t.CURRENT_JOBS: [{"job_namespace": "j", "job_name": "J", "version_id": "jv", "latest_state": "COMPLETE", "latest_ended_at": NOW,
                           "component_id": "job:j:J", "lineage_unknown": False}],
         t.CURRENT_LINEAGE: [{"job_namespace": "j", "job_name": "J", "version_id": "jv", "dataset_namespace": NS, "dataset_name": "X",
@@ -209,7 +198,7 @@ def test_history_that_cannot_be_read_is_a_warehouse_read_error_and_dataset_answe
     changing its answer changes no later one."""
     root = str(tmp_path / "wh")
     later = NOW + dt.timedelta(hours=1)
-    _history_snapshot(root, {
+    commit_rows(root, {
         t.CURRENT_JOBS: [{"job_namespace": "j", "job_name": "J", "version_id": "jv", "latest_state": "COMPLETE", "latest_ended_at": NOW,
                           "component_id": "job:j:J", "lineage_unknown": False}],
         t.CURRENT_LINEAGE: [{"job_namespace": "j", "job_name": "J", "version_id": "jv", "dataset_namespace": NS, "dataset_name": n,

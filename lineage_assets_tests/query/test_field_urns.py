@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pyarrow as pa
 import pytest
 
 from lineage_assets import LineageQuery, NodeNotFound
 from lineage_assets.identity.datahub import field_urn, parse_urn
-from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
-from lineage_assets.warehouse.schemas import arrow_schema
+from lineage_assets_tests.support import commit_rows
 
 NS = "postgres://db.example.com:5432"
 T1, T2 = dt.datetime(2024, 6, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(2024, 6, 5, 1, tzinfo=dt.timezone.utc)
@@ -58,10 +56,7 @@ def _warehouse(root: str, *, current_fields: list[tuple[str, str, str]], current
                             "ordinal": i, "created_date": dict(runs)[run].date()} for i, (run, name, path, kind) in enumerate(history_fields)],
         t.COLUMN_LINEAGE: list(history_edges),
     }
-    with commits.Transaction(root, "test_snapshot") as txn:
-        for table, table_rows in rows.items():
-            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
-        txn.commit()
+    commit_rows(root, rows)
     return root
 
 

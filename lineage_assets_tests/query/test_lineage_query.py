@@ -12,7 +12,7 @@ from lineage_assets import LineageQuery, NodeNotFound
 from lineage_assets.pipeline.snapshot import CurrentState, stage_current_graph
 from lineage_assets.warehouse import commits
 from lineage_assets_tests import support
-from lineage_assets_tests.support import ds, run_event
+from lineage_assets_tests.support import commit_rows, ds, run_event
 
 SCHEDULE_SECONDS = 45  # measured (--durations); conftest runs long files first
 
@@ -405,11 +405,8 @@ def test_a_hash_in_a_dataset_name_is_part_of_its_id_not_a_version(tmp_path):
     """`dataset:hdfs://nn:8020:/landing/file#1` is the id the helper itself gives a dataset named
     `/landing/file#1`: passed back, it names that dataset (the query keeps the reading that
     exists), while `#<version>` after a dataset's id still names a version."""
-    import pyarrow as pa
-
     from lineage_assets.query.node_ids import dataset_node, field_node
     from lineage_assets.warehouse import tables as t
-    from lineage_assets.warehouse.schemas import arrow_schema
 
     ns, name, now = "hdfs://nn:8020", "/landing/file#1", dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
     rows = {
@@ -425,10 +422,7 @@ def test_a_hash_in_a_dataset_name_is_part_of_its_id_not_a_version(tmp_path):
                                    for n, v in ((name, "dv-in"), ("/out", "dv-out"))],
     }
     root = str(tmp_path / "wh")
-    with commits.Transaction(root, "test_snapshot") as txn:
-        for table, table_rows in rows.items():
-            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
-        txn.commit()
+    commit_rows(root, rows)
     with LineageQuery(root) as query:
         by_id = query.lineage(dataset_node(ns, name), depth=1)
         assert by_id.model_dump() == query.lineage(node_type="dataset", namespace=ns, name=name, depth=1).model_dump()
@@ -443,11 +437,8 @@ def test_two_fields_whose_ids_read_the_same_are_both_kept_and_flagged_in_a_colum
     """(postgres://h, "5432:t", id) and (postgres://h:5432, "t", id) both have the id
     `datasetField:postgres://h:5432:t:id`: a column answer keeps both nodes and both edges into
     the field they feed, and flags them `ambiguousId`, as lineage() flags such datasets."""
-    import pyarrow as pa
-
     from lineage_assets.query.node_ids import field_node
     from lineage_assets.warehouse import tables as t
-    from lineage_assets.warehouse.schemas import arrow_schema
 
     a, c, out, now = ("postgres://h:5432", "t"), ("postgres://h", "5432:t"), ("postgres://h:5433", "out"), dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
     edge = {"job_namespace": "j", "job_name": "merge", "output_version_id": "dv-out", "output_namespace": out[0], "output_name": out[1],
@@ -462,10 +453,7 @@ def test_two_fields_whose_ids_read_the_same_are_both_kept_and_flagged_in_a_colum
         t.CURRENT_COLUMN_LINEAGE: [{**edge, "input_namespace": ns, "input_name": n} for ns, n in (a, c)],
     }
     root = str(tmp_path / "wh")
-    with commits.Transaction(root, "test_snapshot") as txn:
-        for table, table_rows in rows.items():
-            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
-        txn.commit()
+    commit_rows(root, rows)
     shared = field_node(*a, "id")
     assert shared == field_node(*c, "id")
     with LineageQuery(root) as query:
@@ -481,10 +469,7 @@ def test_a_source_dataset_asked_at_a_time_starts_from_the_version_its_readers_ha
     """A dataset that runs read and no known run wrote has versions only as its readers recorded
     them: asked at a time, its answer starts from the version the latest run by then read (as it
     does when asked by that version's id); before any run read it, there is none."""
-    import pyarrow as pa
-
     from lineage_assets.warehouse import tables as t
-    from lineage_assets.warehouse.schemas import arrow_schema
 
     ns, at = "postgres://db:5432", dt.datetime(2024, 6, 1, 1, tzinfo=dt.timezone.utc)
     rows = {
@@ -503,10 +488,7 @@ def test_a_source_dataset_asked_at_a_time_starts_from_the_version_its_readers_ha
         t.DATASET_FIELDS: [{"version_id": "v1", "namespace": ns, "name": "O", "field_path": "x", "type": "int", "created_date": at.date()}],
     }
     root = str(tmp_path / "wh")
-    with commits.Transaction(root, "test_snapshot") as txn:
-        for table, table_rows in rows.items():
-            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
-        txn.commit()
+    commit_rows(root, rows)
     source = f"datasetField:{ns}:S:a"
     with LineageQuery(root) as query:
         by_version = query.column_lineage(source + "#sv", with_downstream=True, depth=1)

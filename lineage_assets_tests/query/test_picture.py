@@ -312,11 +312,8 @@ def test_the_snapshot_picture_draws_a_component_whose_id_two_datasets_share(tmp_
     snapshot said "no picture" before)."""
     import datetime as dt
 
-    import pyarrow as pa
-
-    from lineage_assets.warehouse import commits
     from lineage_assets.warehouse import tables as t
-    from lineage_assets.warehouse.schemas import arrow_schema
+    from lineage_assets_tests.support import commit_rows
 
     now = dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
     jobs = [("j", "x", ("a", "b:c"), ("a", "x_out")), ("j", "y", ("a:b", "c"), ("a:b", "y_out"))]
@@ -330,10 +327,7 @@ def test_the_snapshot_picture_draws_a_component_whose_id_two_datasets_share(tmp_
             rows[t.CURRENT_LINEAGE].append({"job_namespace": ns, "job_name": name, "version_id": "v", "dataset_namespace": dns,
                                             "dataset_name": dname, "direction": way, "component_id": component, "temporary": False})
     warehouse = str(tmp_path / "wh")
-    with commits.Transaction(warehouse, "test_snapshot") as txn:
-        for table, table_rows in rows.items():
-            txn.stage_arrow(pa.Table.from_pylist(table_rows, schema=arrow_schema(table.schema)), table)
-        txn.commit()
+    commit_rows(warehouse, rows)
     with LineageQuery(warehouse) as query:
         drawn = picture.snapshot_picture(query)
     nodes, _ = svg_parts(drawn.svg)
