@@ -454,6 +454,8 @@ def view_page(query, node_id: str, *, columns: bool = False, depth: int = 20, wi
     linked to its own page, links to change the question, and the answer's JSON route."""
     from urllib.parse import urlencode
 
+    from lineage_assets.query.traversal import MAX_DEPTH
+
     check_max_nodes(max_nodes)
 
     def url(node: str, cols: bool = columns, d: int = depth, down: bool = with_downstream) -> str:
@@ -472,7 +474,7 @@ def view_page(query, node_id: str, *, columns: bool = False, depth: int = 20, wi
     graph = ask(query, node_id, columns=columns, depth=depth, with_downstream=with_downstream)
     title = describe(node_id, columns=columns, depth=depth, with_downstream=with_downstream)
     drawing = draw(graph, start_ids(query, node_id, graph), max_nodes=max_nodes, link=link)  # the heading is the title
-    nav = [(f"depth {depth + 1}", url(node_id, d=depth + 1))]
+    nav = [(f"depth {depth + 1}", url(node_id, d=depth + 1))] if depth < MAX_DEPTH else []  # no link to a refused depth
     if depth > 0:
         nav.insert(0, (f"depth {depth - 1}", url(node_id, d=depth - 1)))
     if columns:

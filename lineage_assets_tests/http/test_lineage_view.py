@@ -60,6 +60,21 @@ def test_the_page_of_a_node_draws_and_lists_its_answer(served):
         assert "/lineage/view?nodeId=" in response.text  # each node links to its own page
 
 
+def test_every_link_of_a_page_answers_even_at_the_deepest_depth(served):
+    """The page's links to change the question are pages that answer: at the deepest depth
+    allowed there is no link one deeper (it was a 400)."""
+    from lineage_assets.query.traversal import MAX_DEPTH
+
+    base, _query, job, _field = served
+    for depth in (0, 3, MAX_DEPTH):
+        page = requests.get(_url(base, nodeId=job, depth=depth), timeout=60).text
+        links = [html.unescape(href) for href in re.findall(r'<a href="(/lineage/view\?[^"]*)"', page)]
+        deeper = [href for href in links if re.search(rf"[?&]depth={depth + 1}(&|$)", href)]
+        assert bool(deeper) == (depth < MAX_DEPTH), (depth, deeper)
+        for href in deeper:
+            assert requests.get(base + href, timeout=60).status_code == 200, href
+
+
 @pytest.mark.parametrize("params, status", [
     ({"nodeId": f"job:{NS}:nobody"}, 404),
     ({"nodeId": "task:x:y"}, 400),
