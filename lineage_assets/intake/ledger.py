@@ -164,8 +164,8 @@ def sniff_form(head: bytes, more: Callable[[int], bytes] | None = None) -> str:
     if first.strip() == b"{":
         return WHOLE
     # a first line that opens an object and is not a JSON value by itself: a document printed with
-    # its first key on the "{" line when what was read is one JSON value; otherwise an NDJSON file
-    # whose first line is broken (or a document longer than `head`: read line by line, as before)
+    # its first key on the "{" line when what was read (or, past `head`, the file up to the record
+    # limit) is one JSON value; otherwise an NDJSON file whose first line is broken
     if is_json_value(first):
         return NDJSON
     if is_json_value(text):
