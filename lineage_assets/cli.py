@@ -46,13 +46,20 @@ def _ingest(settings: LineageSettings) -> int:
     return 1 if report.failed else 0
 
 
+def _no_warehouse(warehouse: str) -> bool:
+    """Whether `warehouse` is no folder (said on stderr): the commands that read it exit with 2."""
+    if Path(warehouse).is_dir():
+        return False
+    print(f"error: warehouse {warehouse} does not exist (run `lineage-assets ingest` or `make demo` first)", file=sys.stderr)
+    return True
+
+
 def _answered(warehouse: str, ask, usage_errors: tuple[type[Exception], ...] = (ValueError,)) -> tuple[int, object]:
     """(exit code, answer) of `ask(query)` on the warehouse: 0 answered, 2 a bad argument (one of
     `usage_errors`) or no warehouse, 3 not found, 4 the warehouse could not be read; errors printed."""
     from lineage_assets import LineageQuery, NodeNotFound
 
-    if not Path(warehouse).is_dir():
-        print(f"error: warehouse {warehouse} does not exist (run `lineage-assets ingest` or `make demo` first)", file=sys.stderr)
+    if _no_warehouse(warehouse):
         return 2, None
     try:
         with LineageQuery(warehouse) as query:
@@ -422,8 +429,7 @@ def _read_warehouse(args, warehouse: str) -> int:
     from lineage_assets.warehouse import commits
     from lineage_assets.warehouse.summary import format_summary
 
-    if not Path(warehouse).is_dir():
-        print(f"error: warehouse {warehouse} does not exist (run `lineage-assets ingest` or `make demo` first)", file=sys.stderr)
+    if _no_warehouse(warehouse):
         return 2
     try:
         text = "\n".join(commits.committed_files(warehouse, args.table)) if args.command == "files" else format_summary(warehouse)

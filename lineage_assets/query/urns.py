@@ -36,6 +36,7 @@ from lineage_assets.query.models import LineageGraph
 from lineage_assets.query.node_ids import MAX_ID_LENGTH, NodeNotFound, NodeRef
 
 URN_PREFIX = "urn:li:"
+_FILE_PLATFORMS = frozenset(FS_PLATFORMS.values()) | {"hdfs"}  # DataHub platforms whose dataset names are paths
 
 # Every dataset the current tables name (and, once the history is loaded, the history's): the
 # identifiers a URN can stand for. Aliases are included: an alias's URN resolves to the alias,
@@ -125,7 +126,7 @@ class UrnResolver:
         DataHub name, a file platform's name as a path), as a node id naming a partition resolves;
         None when the name has no partition."""
         dataset = parsed.dataset if isinstance(parsed, FieldUrn) else parsed
-        namespace = "file" if dataset.platform in set(FS_PLATFORMS.values()) | {"hdfs"} else dataset.platform
+        namespace = "file" if dataset.platform in _FILE_PLATFORMS else dataset.platform
         name, partition = fold_name(namespace, dataset.name, self.rules)
         if partition is None:
             return None
