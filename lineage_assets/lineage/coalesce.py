@@ -17,6 +17,7 @@ from lineage_assets.identity.resolver import Identity
 from lineage_assets.ids import canonical_json
 
 TERMINAL = ("COMPLETE", "FAIL", "ABORT")
+JOB_RULE_FACETS = ("jobType", "sourceCodeLocation", "sourceCode")  # the job facets a streaming item's rules read
 
 
 def _order(event: dict) -> tuple:
@@ -25,16 +26,18 @@ def _order(event: dict) -> tuple:
 
 def merge_facet_texts(texts: list[str | None]) -> str:
     """Facets (JSON objects as canonical text, in event order) combined by facet name, the last
-    instance winning, as canonical text. One distinct non-empty text is returned as it is: the
-    common case (a facet sent once, or repeated unchanged) costs no parsing."""
+    instance winning, as canonical text. A facet sent as `null` is absent (README: Intake): it
+    neither replaces an earlier instance nor appears in the result. One distinct non-empty text
+    with no null in it is returned as it is: the common case (a facet sent once, or repeated
+    unchanged) costs no parsing."""
     present = [text for text in texts if text and text != "{}"]
     if not present:
         return "{}"
-    if all(text == present[-1] for text in present):
+    if "null" not in present[-1] and all(text == present[-1] for text in present):
         return present[-1]
     merged: dict[str, Any] = {}
     for text in present:
-        merged.update(json.loads(text))
+        merged.update((name, value) for name, value in json.loads(text).items() if value is not None)
     return canonical_json(merged)
 
 
@@ -184,10 +187,15 @@ def coalesce_range(events: list[dict], first_day, identity: Identity | None = No
       `end_date`: the UTC day of its last terminal event);
     - `open`: every kept event with `valid_to` (the day of the run's last event, mismatched or
       not, once it has ended; None while it has not) and `kept_events` (how many it keeps);
-    - `reopen`: the run ended before `first_day` and has new events (more kept events than when
-      its row was written): the fold must start at its end (`valid_to`);
+    - `reopen`: the run had ended before `first_day` when it was folded (a carried terminal event)
+      and has new events (more kept events than when its row was written), a later terminal event
+      among them or not: its row is before the range, so the fold must start at that end
+      (`valid_to`);
     - `mismatch`: an event (dated >= first_day) naming another job than the run's earliest event;
-    - `item`: an io-reporting event of a streaming run, a job-versioning item (dated >= first_day).
+    - `item`: an io-reporting event (dated >= first_day) of a run whose job facets as of that event
+      (merged through it in event order) say STREAMING: a job-versioning item with the code version
+      as of that event. Only the events up to it decide, so any grouping of days into folds
+      agrees (a later event's jobType or code version changes no earlier item).
     A run's datasets are resolved by `identity` (when given) as of the run's end.
     """
     kept, mismatched = _split_by_job(events)
@@ -196,40 +204,34 @@ def coalesce_range(events: list[dict], first_day, identity: Identity | None = No
         {"kind": "mismatch", "run_id": e["run_id"], "event_id": e["event_id"]} for e in mismatched if e["event_date"] >= first_day
     ]
     job = (run["job_namespace"], run["job_name"])
-    by_day: dict[Any, list[dict]] = {}
+    as_of: dict[str, Any] = {}  # the job facets the rules read, merged through each event (nulls absent)
     for event in kept:
-        by_day.setdefault(event["event_date"], []).append(event)
-    job_type: Any = None  # the merged jobType facet so far: the last event's that has one
-    through: list[dict] = []  # the kept events through the day
-    for day in sorted(by_day):
-        todays = by_day[day]
-        through.extend(todays)
-        for event in todays:
-            if '"jobType"' in (event["job_facets"] or ""):  # parse only what can change the flag
-                job_type = json.loads(event["job_facets"]).get("jobType", job_type)
-        if day >= first_day and is_streaming({"jobType": job_type}):
-            version = code_version(json.loads(merge_facet_texts([e["job_facets"] for e in through])))
-            out.extend({
+        text = event["job_facets"] or ""
+        if '"jobType"' in text or '"sourceCode' in text:  # parse only what can change the flag or the code version
+            as_of.update((name, value) for name, value in json.loads(text).items() if name in JOB_RULE_FACETS and value is not None)
+        if event["event_date"] >= first_day and (event["inputs"] or event["outputs"]) and is_streaming(as_of):
+            out.append({
                 "kind": "item", "run_id": event["run_id"], "event_id": event["event_id"],
                 "job_namespace": job[0], "job_name": job[1], "ended_at": event["event_time"],
-                "state": event["event_type"] or "RUNNING", "code_version": version,
-            } for event in todays if event["inputs"] or event["outputs"])
+                "state": event["event_type"] or "RUNNING", "code_version": code_version(as_of),
+            })
     terminal = [e for e in kept if e["event_type"] in TERMINAL]
     end_date = terminal[-1]["event_date"] if terminal else None
     # an ended run's events are carried until the day of its last event, a mismatched one too (a later
     # fold reading it again must carry the run to tell that nothing is new)
     open_to = max(e["event_date"] for e in events) if terminal else None
-    if end_date is not None and end_date < first_day:  # its row is before the range, where this fold writes nothing
+    before = [e for e in terminal if e["event_date"] < first_day]  # carried: it had ended before the range when folded
+    if before:  # its row was written on the day of its end then, before the range unless a later end was folded too
         written = {e.get("kept_events") for e in kept if e["event_date"] < first_day} - {None}
-        if not written:
+        if not written and end_date < first_day:
             raise ValueError(
                 f"run {run['run_id']} ended on {end_date}, before the fold's first day {first_day}, and has events from "
                 f"{first_day} on: a fold must start at the end of every run it has new events of (pipeline.fold.fold_start)"
             )
-        if len(kept) > max(written):  # new events since its row was written: start there
-            return [{"kind": "reopen", "run_id": run["run_id"], "valid_to": end_date}]
+        if written and len(kept) > max(written):  # new events since its row was written (a later end too): start there
+            return [{"kind": "reopen", "run_id": run["run_id"], "valid_to": before[-1]["event_date"]}]
         # its events after its end, already in its row (carried until the last of them): nothing changes
-    elif end_date is not None:
+    if end_date is not None and end_date >= first_day:
         run.pop("last_event_time")
         out.append({"kind": "run", **run, "end_date": end_date})
     out.extend(

@@ -62,7 +62,7 @@ SEGMENT_INPUT = (
 )
 ITEM_COLUMNS = schemas.schema(
     "job_namespace string, job_name string, run_id string, ended_at timestamp, state string, "
-    "inputs array<NAME_PAIR>, outputs array<NAME_PAIR>, code_version string",
+    "inputs array<NAME_PAIR>, outputs array<NAME_PAIR>, code_version string, event_id string",
     NAME_PAIR=t.NAME_PAIR,
 )
 JOB_STATE_COLUMNS = [f for f in t.STATE_JOBS.columns.fields if f.name not in ("job_namespace", "job_name")]
@@ -174,7 +174,9 @@ def _fold_groups(rows: list[dict]) -> list[dict]:
             )
             snapshots.append((row["s_valid_from"], state.to_dict()))  # the state carried in, as it was
         else:
-            items.append(FoldItem(row["run_id"], row["ended_at"], row["state"], _pairs(row["inputs"]), _pairs(row["outputs"]), row["code_version"]))
+            items.append(FoldItem(
+                row["run_id"], row["ended_at"], row["state"], _pairs(row["inputs"]), _pairs(row["outputs"]), row["code_version"], row["event_id"],
+            ))
     versions, assignment, states = fold_job_by_day(state, items, lambda i: i.ended_at.astimezone(dt.timezone.utc).date())
     snapshots.extend(states)
     out: list[dict] = []
@@ -306,22 +308,23 @@ def fold_range(
     # ---- fold items: terminal batch runs, JobEvents, io-reporting events of streaming runs
     batch_items = terminal.filter("not streaming").select(
         "job_namespace", "job_name", "run_id", "ended_at", "state", io_names("inputs").alias("inputs"),
-        io_names("outputs").alias("outputs"), "code_version",
+        io_names("outputs").alias("outputs"), "code_version", F.lit(None).cast("string").alias("event_id"),
     )
+
     def canonical(side: str) -> Column:  # an event's datasets as of its own time
         return resolve_names(F.col(f"{side}.namespace"), F.col(f"{side}.name"), F.unix_micros("event_time")).alias(side)
 
     job_event_items = events.filter("event_kind = 'JOB'").select(
         "job_namespace", "job_name", F.col("event_id").alias("run_id"), F.col("event_time").alias("ended_at"),
         F.coalesce("event_type", F.lit("COMPLETE")).alias("state"), canonical("inputs"), canonical("outputs"),
-        code_version_of("job_facets").alias("code_version"),
+        code_version_of("job_facets").alias("code_version"), "event_id",
     )
     raw_io = events.select(  # names only; resolved after the join, so only streaming events reach the Python UDF
         "event_id", "event_time", io_names("inputs").alias("inputs"), io_names("outputs").alias("outputs"),
     )
     streaming_items = segments.filter("kind = 'item'").select("event_id", "job_namespace", "job_name", "run_id", "ended_at", "state", "code_version").join(
         raw_io, "event_id"
-    ).select("job_namespace", "job_name", "run_id", "ended_at", "state", "code_version", canonical("inputs"), canonical("outputs"))
+    ).select("job_namespace", "job_name", "run_id", "ended_at", "state", "code_version", canonical("inputs"), canonical("outputs"), "event_id")
     items = batch_items.unionByName(job_event_items).unionByName(streaming_items)
     job_key = ["job_namespace", "job_name"]
     active = items.select(*job_key).distinct()
@@ -353,14 +356,15 @@ def fold_range(
         *[F.col(f"s_{n}").alias(n) for n in ("known_versions", "latest_run_id", "latest_state", "latest_ended_at", "valid_from", "valid_to")],
     ).join(parents, "latest_run_id", "left").unionByName(prev_jobs.join(active, job_key, "left_anti").withColumn("valid_to", _open_date()))
 
-    # ---- a run's job version: its assignment, else (streaming runs) its job's version at the end of its day
-    unassigned = terminal.join(assignments, "run_id", "left_anti").select("run_id", *job_key, "end_date")
-    by_state = unassigned.alias("r").join(
+    # ---- a run's job version: a batch run's assignment; a streaming run's, its job's version at the end of
+    # the day it ended (its items may be in an earlier range: the last of them in this one is not its version)
+    streaming_runs = terminal.filter("streaming").select("run_id", *job_key, "end_date")
+    by_state = streaming_runs.alias("r").join(
         job_state.alias("s"),
         (F.col("r.job_namespace") == F.col("s.job_namespace")) & (F.col("r.job_name") == F.col("s.job_name"))
         & (F.col("s.valid_from") <= F.col("r.end_date")) & (F.col("r.end_date") < F.col("s.valid_to")),
     ).select("r.run_id", F.col("s.version_id").alias("job_version_id"))
-    run_job_versions = assignments.unionByName(by_state)
+    run_job_versions = assignments.join(streaming_runs, "run_id", "left_anti").unionByName(by_state)
 
     # ---- dataset versions: each output of each terminal run, and each DatasetEvent
     run_versions = terminal.select(

@@ -2,7 +2,8 @@
 
 A fold item is anything that versions a job: a terminal run, a runless JobEvent (its event_id
 stands in for the run id), or an event of a streaming job that reports inputs or outputs.
-Items are folded in order of (ended_at, run_id) against the job's current version.
+Items are folded in order of (ended_at, run_id, event_id) against the job's current version: a
+streaming run's items share its run id, and their events' ids order those at the same time.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class FoldItem:
     inputs: list[Dataset]
     outputs: list[Dataset]
     code_version: str | None
+    event_id: str | None = None  # a streaming item's event (its run's items share the run id)
 
 
 def fold_job(state: JobState, items: list[FoldItem]) -> tuple[list[dict], dict[str, str], JobState]:
@@ -70,7 +72,7 @@ def fold_job(state: JobState, items: list[FoldItem]) -> tuple[list[dict], dict[s
     known = set(state.known_versions)
     new_versions: list[dict] = []
     assignment: dict[str, str] = {}
-    for item in sorted(items, key=lambda i: (i.ended_at, i.run_id)):
+    for item in sorted(items, key=lambda i: (i.ended_at, i.run_id, i.event_id or "")):
         reported = bool(item.inputs or item.outputs)
         current = state.content
         if current is None:
@@ -106,8 +108,8 @@ def fold_job(state: JobState, items: list[FoldItem]) -> tuple[list[dict], dict[s
 
 
 def fold_job_by_day(state: JobState, items: list[FoldItem], day_of) -> tuple[list[dict], dict[str, str], list[tuple[Any, dict]]]:
-    """fold_job over a range of days, one day at a time (items of a day in (ended_at, run_id)
-    order, days in order): (new version rows, run -> version, [(day, the job's state at the end
+    """fold_job over a range of days, one day at a time (items of a day in (ended_at, run_id,
+    event_id) order, days in order): (new version rows, run -> version, [(day, the job's state at the end
     of that day)] for each day that had items). `day_of(item)` is the item's UTC day."""
     by_day: dict[Any, list[FoldItem]] = {}
     for item in items:

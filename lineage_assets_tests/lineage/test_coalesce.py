@@ -452,3 +452,63 @@ def test_a_mismatched_event_after_the_end_carries_the_run_until_its_day():
     kinds = _range([_event("a", _t(1, 10), "COMPLETE"), _event("b", _t(3, 9), "RUNNING", job="other")], 1)
     assert [(r["event_id"], r["valid_to"]) for r in kinds["open"]] == [("a", dt.date(2024, 3, 3))]
     assert [m["event_id"] for m in kinds["mismatch"]] == ["b"]
+
+
+def test_a_carried_run_with_a_later_terminal_event_asks_the_fold_to_start_at_its_first_end():
+    """The run was folded ended on day 1 (COMPLETE) and carried; a FAIL of day 2 lands late. Its
+    new end is in the range, but its row is on day 1, which this fold cannot replace: it asks to
+    start there (from day 1 the run is one row, FAIL, on day 2)."""
+    events = [_carried(_event("a", _t(1, 10), "START"), 3), _carried(_event("b", _t(1, 23, 59), "COMPLETE"), 3),
+              _dated(_event("c", _t(2, 0, 5), "RUNNING")), _dated(_event("d", _t(2, 0, 20), "FAIL"))]
+    assert coalesce_range(events, dt.date(2024, 3, 2)) == [{"kind": "reopen", "run_id": RUN, "valid_to": dt.date(2024, 3, 1)}]
+    [run] = _range([{k: v for k, v in e.items() if k != "kept_events"} for e in events], 1)["run"]
+    assert (run["state"], run["end_date"]) == ("FAIL", dt.date(2024, 3, 2))
+
+
+def test_a_run_that_ended_twice_around_midnight_and_was_folded_whole_changes_nothing():
+    """Both ends were folded (carried with all four events): the row is on day 2, in the range,
+    so a fold from day 2 writes it again and asks for nothing earlier."""
+    events = [_carried(_event("a", _t(1, 10), "START"), 3), _carried(_event("b", _t(1, 23, 59), "COMPLETE"), 3),
+              _dated(_event("d", _t(2, 0, 20), "FAIL"))]
+    [run] = _range(events, 2)["run"]
+    assert (run["state"], run["end_date"]) == ("FAIL", dt.date(2024, 3, 2))
+
+
+STREAMING = {"jobType": {"processingType": "STREAMING"}}
+
+
+def _items(events: list[dict], first_day: int) -> list[tuple[str, str | None]]:
+    return [(r["event_id"], r["code_version"]) for r in _range(events, first_day).get("item", [])]
+
+
+@pytest.mark.parametrize("late_hour", [(1, 23, 50), (2, 0, 10)])
+def test_a_streaming_item_is_decided_and_versioned_as_of_its_own_event(late_hour):
+    """An event is an item when the job facets as of it (merged through it) say STREAMING, with
+    the code version as of it: a later event's code version or jobType changes no earlier item,
+    whether it comes before or after midnight; so folds of day 1 then 2 agree with one of both."""
+    code = lambda v: {**STREAMING, "sourceCodeLocation": {"type": "git", "url": "u", "version": v}}  # noqa: E731
+    events = [
+        _event("io-without-type", _t(1, 8), "START", inputs=["k"], outputs=["s"]),
+        _event("io-v1", _t(1, 10), "RUNNING", inputs=["k"], outputs=["s"], job_facets=code("v1")),
+        _event("v2-no-io", _t(*late_hour), "RUNNING", job_facets=code("v2")),
+        _event("io-v2", _t(2, 9), "RUNNING", inputs=["k"], outputs=["s2"]),
+    ]
+    assert _items(events, 1) == [("io-v1", "v1"), ("io-v2", "v2")]
+    day1 = [e for e in events if e["event_time"].date() == dt.date(2024, 3, 1)]
+    assert _items(day1, 1) + _items(events, 2) == _items(events, 1)
+
+
+def test_a_null_facet_is_absent_and_replaces_no_earlier_instance():
+    """README (Intake): a `null` facet counts as absent. A COMPLETE sending the code location,
+    schema and version facets as null keeps those of the START, and no null is stored."""
+    schema = {"schema": {"fields": [{"name": "a", "type": "int"}]}, "version": {"datasetVersion": "7"}}
+    run, _ = coalesce_run([
+        _event("a", _t(1, 10), "START", outputs=[_ds("x", facets=schema)],
+               job_facets={"sourceCodeLocation": {"type": "git", "url": "u", "version": "v2"}}),
+        _event("b", _t(1, 11), "COMPLETE", outputs=[_ds("x", facets={"schema": None, "version": None})],
+               job_facets={"sourceCodeLocation": None}),
+    ], as_text=True)
+    assert run["code_version"] == "v2"
+    assert json.loads(run["outputs"][0]["facets"]) == schema
+    only_null, _ = coalesce_run([_event("a", _t(1, 10), "COMPLETE", outputs=[_ds("x", facets={"schema": None})])], as_text=True)
+    assert only_null["outputs"][0]["facets"] == "{}"

@@ -280,6 +280,18 @@ def test_items_fold_in_order_of_ended_at_then_run_id_whatever_the_list_order():
     assert reversed_result[1] == assignment
 
 
+def test_a_streaming_runs_items_at_one_time_fold_in_order_of_their_event_ids():
+    """A streaming run's items share its run id; two of them at the same time are ordered by
+    their events' ids, so the job's versions and its current one do not depend on the rows'
+    order (Spark hands a group's rows over in no particular order)."""
+    a = FoldItem("s", _at(5), "RUNNING", [("ds", "k")], [("ds", "sink_a")], None, event_id="e1")
+    b = FoldItem("s", _at(5), "RUNNING", [("ds", "k")], [("ds", "sink_b")], None, event_id="e2")
+    forward, backward = fold_job(fresh(), [a, b]), fold_job(fresh(), [b, a])
+    assert forward[0] == backward[0] and forward[1] == backward[1] and forward[2].version_id == backward[2].version_id
+    assert [v["outputs"] for v in forward[0]] == [[["ds", "sink_a"]], [["ds", "sink_b"]]]
+    assert forward[2].version_id == expected_id([("ds", "k")], [("ds", "sink_b")], None, False)
+
+
 def test_an_empty_run_that_ended_before_the_first_io_run_is_rule_1_not_rule_4():
     """Ordering decides which rule applies: the empty run ended first, so it creates the first version."""
     versions, assignment, state = fold_job(fresh(), [item("r2", 2, ["a"], ["b"]), item("r1", 1)])

@@ -80,6 +80,9 @@ def test_a_year_of_days_costs_the_jobs_of_one_day_and_a_late_day_reads_nothing_b
     assert history == []
 
 
+STREAMING = {"jobType": {"processingType": "STREAMING", "integration": "FLINK", "jobType": "JOB"}}
+
+
 def _sorted_rows(rows: list[dict]) -> list[str]:
     return sorted(json.dumps(r, default=str, sort_keys=True) for r in rows)
 
@@ -93,8 +96,12 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
     ended before it starts at that run's end, and no earlier: the 3rd starts at the 2nd, since the
     events of the 2nd after the runs of the 1st ended were folded with them and are carried. A
     late event of a carried run (a RUNNING of the 2nd, landed after the 3rd was folded) makes the
-    fold of the 2nd start again at that run's end (`Reopened`). Each start is said in the log; the
-    tables equal those of one fold of everything, with one row per run."""
+    fold of the 2nd start again at that run's end (`Reopened`); so does a late FAIL of a carried
+    run that ended on the 1st, though its new end is the 2nd (its row is on the 1st). A streaming
+    run with inputs and outputs on the 1st that completes on the 2nd, after a batch run of its
+    job changed the job's version, has the job's version of the 2nd however the days are folded.
+    Each start is said in the log; the tables equal those of one fold of everything, with one row
+    per run."""
     events = [
         run_event("2024-03-01T23:00:00Z", "START", "fail-after", "A", ["in"], ["x"]),
         run_event("2024-03-01T23:50:00Z", "COMPLETE", "fail-after", "A"),
@@ -109,8 +116,12 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
         run_event("2024-03-02T12:00:00Z", "COMPLETE", "reads-u", "F", ["u"], ["t"]),
         run_event("2024-03-02T23:59:00Z", "COMPLETE", "tail", "G", [], ["g"]),
         run_event("2024-03-03T00:01:00Z", "RUNNING", "tail", "G", [], ["g2"]),
+        run_event("2024-03-01T10:00:00Z", "RUNNING", "stream", "S", ["k"], ["sink"], job_facets=STREAMING),
+        run_event("2024-03-02T11:00:00Z", "COMPLETE", "batch-of-S", "S", ["k"], ["other"]),
+        run_event("2024-03-02T12:00:00Z", "COMPLETE", "stream", "S", job_facets=STREAMING),
     ]
     late = run_event("2024-03-02T06:00:00Z", "RUNNING", "late-output", "B", [], ["later"])
+    late_fail = run_event("2024-03-02T10:00:00Z", "FAIL", "other-job", "C")  # carried until the 2nd by D's event
     root = str(tmp_path / "by_day")
     days = commit_events(spark, root, events)
     said: list[str] = []
@@ -126,18 +137,27 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
     assert any(f"run {run_uuid('late-output')} ended on 2024-03-01 and has new events" in line for line in said), said
     assert any(run_uuid("fail-after") in line and "ended by then" in line and "starting at 2024-03-01, not 2024-03-02" in line
                for line in said), said
+    commit_events(spark, root, [*events, late, late_fail])
+    report = run_fold(spark, root, dt.date(2024, 3, 2), dt.date(2024, 3, 2), log=said.append)
+    assert report.passed and (str(report.first), str(report.last)) == ("2024-03-01", "2024-03-03")
+    assert any(f"run {run_uuid('other-job')} ended on 2024-03-01 and has new events" in line for line in said), said
     by_day = folded_from(spark, root)
-    whole = fold_stream(spark, [*events, late], str(tmp_path / "whole"))
+    whole = fold_stream(spark, [*events, late, late_fail], str(tmp_path / "whole"))
     for name in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage", "job_mismatch", "jobs_state"):
         assert _sorted_rows(getattr(by_day, name)) == _sorted_rows(getattr(whole, name)), name
 
     runs = {r["run_id"]: r for r in whole.runs}
-    assert len(whole.runs) == len(runs) == 6
+    assert len(whole.runs) == len(runs) == 8
     run = lambda label: runs[run_uuid(label)]  # noqa: E731
     assert (run("fail-after")["state"], str(run("fail-after")["ended_at"])[:16]) == ("FAIL", "2024-03-02 00:10")
     assert sorted(o["name"] for o in run("fail-after")["outputs"]) == ["x", "y"]
     assert run("late-output")["state"] == "COMPLETE" and sorted(o["name"] for o in run("late-output")["outputs"]) == ["late", "later", "z"]
     assert run("other-job")["job_name"] == "C" and [o["name"] for o in run("other-job")["outputs"]] == ["w"]
+    assert (run("other-job")["state"], str(run("other-job")["ended_at"])[:10]) == ("FAIL", "2024-03-02")
+    lineage = {r["run_id"]: r for r in whole.run_lineage}
+    s_versions = {v["version_id"]: v for v in whole.job_versions if v["job_name"] == "S"}
+    # the streaming run's version: the job's at the end of the 2nd (the batch run's), not its own item's of the 1st
+    assert [o["name"] for o in s_versions[lineage[run_uuid("stream")]["job_version_id"]]["outputs"]] == ["other"]
     assert [(m["job_name"], m["event_type"]) for m in whole.job_mismatch] == [("D", "COMPLETE")]
     assert (run("fails-later")["state"], str(run("fails-later")["ended_at"])[:10]) == ("FAIL", "2024-03-02")
     reads = next(r for r in whole.run_lineage if r["run_id"] == run_uuid("reads-u"))
