@@ -87,6 +87,9 @@ def recipe_answer(recipe: str, inputs: Sequence[dict[str, Any]], output_fields: 
     except recipes.RecipeError as exc:
         return {"operations": [_note(exc.line, exc.text, None, f"the recipe cannot be read: {exc}")],
                 "cll": None}
+    except Exception as exc:  # noqa: BLE001 - last resort: an accepted event never stops the fold (DESIGN.md 11)
+        return {"operations": [_note(None, None, None, f"internal_error: the recipe's lineage could not be worked out: "
+                                                       f"{type(exc).__name__}: {exc}")], "cll": None}
     steps = {s.number: s for s in lineage.recipe.steps}
     operations = [
         {"step": op.step, "line": op.line, "directive": op.directive, "directive_name": op.name,

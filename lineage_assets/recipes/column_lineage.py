@@ -94,26 +94,72 @@ class TraceNode:
     filters: tuple["FilterNode", ...] = ()  # at the root: the filters every output row passed
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"column": self.column, "step": self.step,
-                               "directive": self.directive, "action": self.action}
-        if self.step is not None:
-            out["transformation"] = self.subtype
-            out["masking"] = self.masking
-        if self.sources:
-            out["sources"] = [s.to_dict() for s in self.sources]
-        if self.possible:
-            out["possible"] = [s.to_dict() for s in self.possible]
-        if self.filters:
-            out["filters"] = [f.to_dict() for f in self.filters]
-        return out
+        """The tree as nested dicts. A directive's state that the tree reaches by more than one
+        path (a column read twice, `a + b` then `a - b`) is written once, where it first comes,
+        with an `id`, and as `{"ref": id}` at every later place: a recipe's tree can reach a
+        state by exponentially many paths, and its dict stays the size of the recipe."""
+        return _TreeDicts([self, *(r for f in self.filters for r in f.reads)]).node(self)
 
     def inputs(self) -> set[str]:
-        if self.step is None:
-            return {self.column}
+        """The input columns the tree reaches through certain sources."""
         found: set[str] = set()
-        for child in self.sources:
-            found |= child.inputs()
+        seen: set[int] = set()
+        stack: list[TraceNode] = [self]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.step is None:
+                found.add(node.column)
+            else:
+                stack.extend(node.sources)
         return found
+
+
+class _TreeDicts:
+    """`TraceNode.to_dict` over the nodes under `roots` (which may share nodes), without
+    recursion (a chain of states is as deep as the recipe is long)."""
+
+    def __init__(self, roots: list[TraceNode]):
+        parents: dict[int, int] = {}
+        seen: set[int] = set()
+        stack = list(roots)
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            for child in (*node.sources, *node.possible):
+                parents[id(child)] = parents.get(id(child), 0) + 1
+                stack.append(child)
+        self._shared = {key for key, count in parents.items() if count > 1}
+        self._ids: dict[int, int] = {}
+
+    def node(self, root: TraceNode) -> dict[str, Any]:
+        top: list[dict[str, Any]] = []
+        stack: list[tuple[TraceNode, list[dict[str, Any]]]] = [(root, top)]
+        while stack:
+            node, into = stack.pop()
+            if node.step is not None and id(node) in self._ids:
+                into.append({"ref": self._ids[id(node)]})
+                continue
+            out: dict[str, Any] = {"column": node.column, "step": node.step, "directive": node.directive, "action": node.action}
+            if node.step is not None:
+                out["transformation"] = node.subtype
+                out["masking"] = node.masking
+                if id(node) in self._shared:
+                    out["id"] = self._ids[id(node)] = len(self._ids) + 1
+            into.append(out)
+            later: list[tuple[TraceNode, list[dict[str, Any]]]] = []
+            for key, children in (("sources", node.sources), ("possible", node.possible)):
+                if children:
+                    out[key] = []
+                    later.extend((child, out[key]) for child in children)
+            stack.extend(reversed(later))
+            if node is root and node.filters:
+                out["filters"] = [f.to_dict(self) for f in node.filters]
+        return top[0]
 
 
 @dataclass(frozen=True)
@@ -122,9 +168,10 @@ class FilterNode:
     directive: str
     reads: tuple[TraceNode, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, dicts: _TreeDicts | None = None) -> dict[str, Any]:
+        dicts = dicts or _TreeDicts(list(self.reads))
         return {"step": self.step, "directive": self.directive,
-                "reads": [r.to_dict() for r in self.reads]}
+                "reads": [dicts.node(r) for r in self.reads]}
 
 
 # --- the symbolic schema ----------------------------------------------------------------------
@@ -611,9 +658,37 @@ class SchemaWalk:
 
 
 def _descends_from(origin: Origin, family: Family) -> bool:
-    if origin.step is family.step and origin.action == "parse":
-        return True
-    return any(_descends_from(s, family) for s in origin.sources)
+    seen: set[int] = set()
+    stack = [origin]
+    while stack:
+        state = stack.pop()
+        if id(state) in seen:
+            continue
+        seen.add(id(state))
+        if state.step is family.step and state.action == "parse":
+            return True
+        stack.extend(state.sources)
+    return False
+
+
+def _sources_first(root: Origin, known: Callable[[Origin], bool]) -> list[Origin]:
+    """The states `root` is made from and itself, each after every state it is made from,
+    leaving out those `known` accepts (and what only they lead to): without recursion, since a
+    recipe's chain of states is as deep as the recipe is long."""
+    order: list[Origin] = []
+    seen: set[int] = set()
+    stack: list[tuple[Origin, bool]] = [(root, False)]
+    while stack:
+        state, finished = stack.pop()
+        if finished:
+            order.append(state)
+            continue
+        if id(state) in seen or known(state):
+            continue
+        seen.add(id(state))
+        stack.append((state, True))
+        stack.extend((source, False) for source in reversed((*state.sources, *state.possible)))
+    return order
 
 
 # --- the answer -------------------------------------------------------------------------------
@@ -646,6 +721,7 @@ class RecipeLineage:
         self.families: tuple[str, ...] = () if output_columns_known else tuple(
             f.form for f in walk.entries if isinstance(f, Family))
         self._memo: dict[int, tuple[Origin, dict[Origin, _Reach]]] = {}
+        self._trees: dict[int, tuple[Origin, TraceNode]] = {}
         self._filter_inputs: list[tuple[Step, dict[Origin, _Reach]]] = [
             (step, self._reach_all(origins)) for step, origins in walk.filters]
 
@@ -668,15 +744,21 @@ class RecipeLineage:
 
     # -- traversal
 
-    def _reach(self, origin: Origin) -> dict[Origin, _Reach]:
+    def _known(self, origin: Origin) -> bool:
         cached = self._memo.get(id(origin))
-        if cached is not None and cached[0] is origin:
-            return cached[1]
+        return cached is not None and cached[0] is origin  # the origin kept in the memo: its id is not reused
+
+    def _reach(self, origin: Origin) -> dict[Origin, _Reach]:
+        for state in _sources_first(origin, self._known):  # each state after its sources: no recursion
+            self._memo[id(state)] = (state, self._reach_of(state))
+        return self._memo[id(origin)][1]
+
+    def _reach_of(self, origin: Origin) -> dict[Origin, _Reach]:
+        """The inputs `origin` reaches, its sources' reach known (`_reach`)."""
         result: dict[Origin, _Reach] = {}
         if origin.step is None:
             if origin.action == "input":
                 result[origin] = _Reach(True, False, True, frozenset(), frozenset())
-            self._memo[id(origin)] = (origin, result)  # the origin kept: its id is not reused
             return result
         hop_identity = origin.subtype == IDENTITY
         here = frozenset({origin.step.number})
@@ -694,7 +776,6 @@ class RecipeLineage:
             for inp in set(alternatives[0]).intersection(*alternatives[1:]):
                 if all(a[inp].certain for a in alternatives):
                     result[inp] = replace(result[inp], certain=True)
-        self._memo[id(origin)] = (origin, result)
         return result
 
     def _reach_all(self, origins: Iterable[Origin]) -> dict[Origin, _Reach]:
@@ -765,11 +846,16 @@ class RecipeLineage:
                          root.masking, root.sources, root.possible, filters)
 
     def _tree(self, origin: Origin) -> TraceNode:
-        return TraceNode(origin.name, origin.step.number if origin.step else None,
-                         origin.step.text if origin.step else None, origin.action,
-                         origin.subtype, origin.masking,
-                         tuple(self._tree(s) for s in origin.sources),
-                         tuple(self._tree(s) for s in origin.possible))
+        """The tree of `origin`: one node per state, shared where states are (so it is built in
+        the recipe's size, whatever number of paths reach a state)."""
+        trees = self._trees
+        for state in _sources_first(origin, lambda o: id(o) in trees and trees[id(o)][0] is o):
+            trees[id(state)] = (state, TraceNode(
+                state.name, state.step.number if state.step else None, state.step.text if state.step else None,
+                state.action, state.subtype, state.masking,
+                tuple(trees[id(s)][1] for s in state.sources), tuple(trees[id(s)][1] for s in state.possible),
+            ))
+        return trees[id(origin)][1]
 
 
 def lineage(recipe: Recipe | str, input_columns: Sequence[str],

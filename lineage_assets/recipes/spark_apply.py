@@ -68,8 +68,11 @@ def _put(df: DataFrame, step: Step, name: str, value: Column) -> DataFrame:
 
 
 def _add_many(df: DataFrame, step: Step, added: Projection) -> DataFrame:
-    names = {name for name, _ in added}
-    return _project(df, step, [(n, col(n)) for n in df.columns if n not in names] + added)
+    """Columns `added`: one that exists is replaced in place (Wrangler's `addOrSet`, and what
+    static lineage assumes: a later set-headers renames by position), the others added at the
+    end in order."""
+    values = dict(added)
+    return _project(df, step, [(n, values.pop(n, col(n))) for n in df.columns] + list(values.items()))
 
 
 def _rename_map(df: DataFrame, step: Step, mapping: dict[str, str]) -> DataFrame:

@@ -62,6 +62,29 @@ def test_a_column_two_inputs_have_feeds_from_both():
                                             ("b", "right", "id", "DIRECT", "TRANSFORMATION", False)]
 
 
+def test_a_recipe_its_lineage_fails_on_is_a_note_and_the_fold_goes_on(monkeypatch):
+    """DESIGN.md section 11: what is accepted never crashes a later stage. A recipe the walk
+    fails on (a defect of ours, not a RecipeError) gives the run an internal_error note and no
+    derived edges, instead of failing the fold's Spark job on every retry."""
+    from lineage_assets import recipes
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("walk broke")
+
+    monkeypatch.setattr(recipes, "lineage", broken)
+    answer = recipe_answer("uppercase :id", [{"namespace": "a", "name": "t", "text": text("id")}], None)
+    assert answer["cll"] is None
+    [note] = answer["operations"]
+    assert note["note"] == "internal_error: the recipe's lineage could not be worked out: RuntimeError: walk broke"
+
+
+def test_a_recipe_longer_than_pythons_recursion_limit_derives_its_edges():
+    recipe = "\n".join(["lowercase :id"] * 3_000)
+    answer = recipe_answer(recipe, [{"namespace": "a", "name": "t", "text": text("id")}], text("id"))
+    assert by_field(answer["cll"]) == {"id": [("a", "t", "id", "DIRECT", "TRANSFORMATION", False)]}
+    assert sum(1 for o in answer["operations"] if o["label"] == "Modify") == 3_000
+
+
 def test_what_only_the_data_settles_is_a_note_not_an_edge():
     recipe = "parse-as-csv :body ',' true\ndrop :body\nlowercase :owner\nset-columns A,B"
     answer = recipe_answer(recipe, [{"namespace": "s3://b", "name": "raw", "text": text("body")}],

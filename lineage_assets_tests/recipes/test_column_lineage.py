@@ -615,6 +615,73 @@ def test_backward_tree_of_a_three_step_chain():
     assert lin.backward_tree("x").to_dict() == lower
 
 
+def test_a_recipe_thousands_of_directives_long_is_answered_not_a_recursion_error():
+    """Each directive is one more state of its column: a 5,000-line recipe is a chain 5,000
+    states deep, walked without recursion (Python's limit is 1,000 frames)."""
+    text = "\n".join(["rename :a :x", *(["lowercase :x"] * 4_998), "copy :x :y"])
+    lin = lineage(text, INPUTS)
+    e = edge(lin, "a", "y")
+    assert (e.subtype, e.steps[0], e.steps[-1], len(e.steps)) == (TR, 1, 5_000, 5_000)
+    assert lin.forward("a") == {"x", "y"}
+    tree = lin.backward_tree("y")
+    assert tree.inputs() == {"a"}
+    node, depth = tree.to_dict(), 0
+    while "sources" in node:
+        node, depth = node["sources"][0], depth + 1
+    assert (node, depth) == ({"column": "a", "step": None, "directive": None, "action": "input"}, 5_000)
+
+
+def _ids_and_refs(node: dict, ids: dict[int, dict], refs: list[int]) -> None:
+    """The tree dict's nodes by `id` and its references, in document order; each reference
+    comes after the node it names."""
+    if "ref" in node:
+        assert node["ref"] in ids and set(node) == {"ref"}
+        refs.append(node["ref"])
+        return
+    if "id" in node:
+        assert node["id"] not in ids
+        ids[node["id"]] = node
+    for key in ("sources", "possible"):
+        for child in node.get(key, []):
+            _ids_and_refs(child, ids, refs)
+
+
+def _expanded(node: dict, ids: dict[int, dict]) -> dict:
+    """The tree dict with every reference replaced by the node it names, without the ids."""
+    node = ids[node["ref"]] if "ref" in node else node
+    out = {k: v for k, v in node.items() if k not in ("id", "sources", "possible")}
+    for key in ("sources", "possible"):
+        if key in node:
+            out[key] = [_expanded(child, ids) for child in node[key]]
+    return out
+
+
+def test_a_state_reached_by_many_paths_is_written_once_and_referred_to():
+    """`set-column :a a + b` then `:b a + b`, 40 times: the tree of `a` reaches the early states
+    by about 2^40 paths. Its dict holds each state once (an `id`, then `{"ref": id}`), so it is
+    the size of the recipe; expanding the references gives the tree itself."""
+    text = "\n".join("set-column :a a + b\nset-column :b a + b" for _ in range(40))
+    lin = lineage(text, INPUTS)
+    d = lin.backward_tree("a").to_dict()
+    text_size = len(repr(d))
+    assert text_size < 80 * 2_000, text_size
+    ids: dict[int, dict] = {}
+    refs: list[int] = []
+    _ids_and_refs(d, ids, refs)
+    assert sorted(ids) == list(range(1, len(ids) + 1)) and len(ids) <= 80 and refs
+    assert (d["column"], d["step"]) == ("a", 79)
+    assert [(s["column"], s["step"]) for s in d["sources"]] == [("a", 77), ("b", 78)]
+    small = lineage("set-column :a a + b\nset-column :b a + b\nset-column :a a + b", INPUTS).backward_tree("a").to_dict()
+    ids, refs = {}, []
+    _ids_and_refs(small, ids, refs)
+    assert len(ids) == 1 and refs == [1]  # step 1's `a` is read by steps 2 and 3: written once, then referred to
+    expanded = _expanded(small, ids)
+    a1 = {"column": "a", "step": 1, "directive": "set-column :a a + b", "action": "modify", "transformation": TR,
+          "masking": False, "sources": [{"column": "a", "step": None, "directive": None, "action": "input"},
+                                        {"column": "b", "step": None, "directive": None, "action": "input"}]}
+    assert expanded["sources"][0] == a1 and expanded["sources"][1]["sources"][0] == a1
+
+
 def test_backward_tree_of_a_merge_has_both_sources():
     d = lineage("hash :b MD5\nmerge :a :b :m ''", INPUTS).backward_tree("m").to_dict()
     assert (d["column"], d["step"], d["action"], d["transformation"]) == ("m", 2, "add", TR)

@@ -78,6 +78,12 @@ CASES = [
      [("root@example.com", "root", "example.com"),
       ("Joltie, Root <jr@hotmail.com>", "jr", "hotmail.com"), ("not an email", None, None),
       (None, None, None)]),
+    # a column a directive makes that exists already is replaced in place, so a later
+    # set-headers names what static lineage says it names (the data of `x` stays `b`'s)
+    ("split-email-onto-an-existing-column", ["email", "email_account", "x"], [("u@d.com", "old", "X")],
+     "split-email :email\nset-headers a,b,c,d", ["a", "b", "c", "d"], [("u@d.com", "u", "X", "d.com")]),
+    ("split-to-columns-over-an-existing-member", ["body", "body_1", "x"], [("p|q", "old", "X")],
+     "split-to-columns :body \\|\nset-headers a,b,c", ["a", "b", "c", "body_2"], [("p|q", "p", "X", "q")]),
     ("extract-regex-groups", ["title"], [("Toy Story (1995)",), ("none",)],
      "extract-regex-groups :title [^(]+\\(([0-9]{4})\\).*", ["title", "title_1_1"],
      [("Toy Story (1995)", "1995"), ("none", None)]),
@@ -146,6 +152,21 @@ def test_directive_on_spark(spark, case):
     got_columns, got_rows = run(spark, rows, columns, recipe)
     assert got_columns == expected_columns
     assert got_rows == expected_rows
+
+
+@pytest.mark.parametrize("recipe, columns", [
+    ("split-email :email\nset-headers a,b,c,d", ["email", "email_account", "x"]),
+    ("split-to-columns :body \\|\nset-headers a,b,c", ["body", "body_1", "x"]),
+])
+def test_a_directive_writing_over_a_column_keeps_its_place_as_static_lineage_says(spark, recipe, columns):
+    """What ran and what static lineage says agree when a directive makes a column that exists:
+    `c` is `x`'s value (a certain identity edge), and `b` is made from the column parsed."""
+    values = {"email": "u@d.com", "body": "p|q", "x": "X", "email_account": "old", "body_1": "old"}
+    got_columns, [row] = run(spark, [tuple(values[c] for c in columns)], columns, recipe)
+    assert dict(zip(got_columns, row))["c"] == "X" and dict(zip(got_columns, row))["b"] != "old"
+    lin = recipes.lineage(recipe, columns)
+    assert [(e.input, e.subtype, e.certain) for e in lin.edges_of("c")] == [("x", "IDENTITY", True)]
+    assert columns[0] in {e.input for e in lin.edges_of("b")} and "x" not in {e.input for e in lin.edges_of("b")}
 
 
 def test_generate_uuid_gives_a_distinct_version_4_uuid_per_row(spark):
