@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from lineage_assets.settings import DATA_DIR, PROJECT_ROOT, LineageSettings
+from lineage_assets.settings import DATA_DIR, PROJECT_ROOT, Folders, LineageSettings, parse_start_date, start_date_for
 
 
 def _instance():
@@ -30,9 +30,13 @@ def _ingest(settings: LineageSettings) -> int:
     from lineage_assets.runner import ingest
     from lineage_assets.warehouse.summary import format_summary
 
-    if not Path(settings.drop_dir).is_dir():
-        print(f"error: drop folder {settings.drop_dir} does not exist", file=sys.stderr)
-        return 2
+    for what, path in (("drop folder", settings.drop_dir), ("warehouse", settings.warehouse)):
+        if what == "drop folder" and not Path(path).exists():
+            print(f"error: drop folder {path} does not exist", file=sys.stderr)
+            return 2
+        if Path(path).exists() and not Path(path).is_dir():
+            print(f"error: {what} {path} is a file, not a folder", file=sys.stderr)
+            return 2
     from lineage_assets.warehouse.commits import WarehouseBusy
 
     try:
@@ -47,10 +51,22 @@ def _ingest(settings: LineageSettings) -> int:
 
 
 def _no_warehouse(warehouse: str) -> bool:
-    """Whether `warehouse` is no folder (said on stderr): the commands that read it exit with 2."""
-    if Path(warehouse).is_dir():
+    """Whether `warehouse` is no warehouse (said on stderr): the commands that read it exit with 2.
+    A warehouse is a folder with a `_commits` folder (its first ingest makes it): a folder
+    without one (the data folder above it, say) is not taken for an empty warehouse."""
+    from lineage_assets.warehouse.commits import COMMITS
+
+    path = Path(warehouse)
+    if (path / COMMITS).is_dir():
         return False
-    print(f"error: warehouse {warehouse} does not exist (run `lineage-assets ingest` or `make demo` first)", file=sys.stderr)
+    if not path.exists():
+        print(f"error: warehouse {warehouse} does not exist (run `lineage-assets ingest` or `make demo` first)", file=sys.stderr)
+    elif not path.is_dir():
+        print(f"error: warehouse {warehouse} is a file, not a folder", file=sys.stderr)
+    else:
+        below = sorted(p.parent.name for p in path.glob(f"*/{COMMITS}") if p.is_dir())
+        hint = f"; its folder {below[0]!r} is one" if below else " (no ingest has committed to it yet)"
+        print(f"error: {warehouse} is not a warehouse: it has no {COMMITS} folder{hint}", file=sys.stderr)
     return True
 
 
@@ -117,7 +133,7 @@ def _ask(query, args):
     return query.dataset(args.namespace, args.name)
 
 
-def _tag(args, warehouse: str, env: LineageSettings) -> int:
+def _tag(args, warehouse: str, env: Folders) -> int:
     """`lineage-assets tag set|remove|list`."""
     from lineage_assets.tagging import change_tag, parse_assignment, resolve_target
 
@@ -135,6 +151,9 @@ def _tag(args, warehouse: str, env: LineageSettings) -> int:
             print(as_json(answer))
         return 0
     drop_dir = os.path.abspath(args.drop_dir or env.drop_dir)
+    if not os.path.isdir(drop_dir):  # a mistyped folder would take the tag where no sensor looks
+        print(f"error: drop folder {drop_dir} does not exist (or is not a folder); create it or give --drop-dir", file=sys.stderr)
+        return 2
     try:
         *node, item = args.items
         if len(node) > 1:
@@ -227,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     p_ingest = sub.add_parser("ingest", help="process every drop in a folder through the Dagster definitions")
     p_ingest.add_argument("--drop-dir", required=True)
     p_ingest.add_argument("--warehouse", required=True)
-    p_ingest.add_argument("--start-date", default=None, help="first daily partition (default LINEAGE_START_DATE or 2020-01-01)")
+    p_ingest.add_argument("--start-date", default=None, help="first daily partition, YYYY-MM-DD (default LINEAGE_START_DATE; "
+                          "else, for the project's own data/warehouse, the first day `demo` recorded; else 2020-01-01)")
 
     p_demo = sub.add_parser("demo", help="write the demo drops and ingest them on the project's instance")
     p_demo.add_argument("--data-dir", default=str(DATA_DIR))
@@ -338,11 +358,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "partition-rules":
         return _partition_rules(args.fold)
-    env = LineageSettings.from_env()
+    env = Folders.from_env()  # the commands that read need no more; ingest and demo check the rest
     if args.command == "serve":
         from lineage_assets.http.server import serve
 
         drop_dir = os.path.abspath(args.drop_dir or env.drop_dir)
+        if os.path.exists(drop_dir) and not os.path.isdir(drop_dir):
+            print(f"error: drop folder {drop_dir} is a file, not a folder", file=sys.stderr)
+            return 2
         api_key = args.api_key if args.api_key is not None else os.environ.get("LINEAGE_API_KEY")
         try:
             serve(args.host, args.port, drop_dir, api_key or None, max_body_bytes=args.max_body_bytes,
@@ -359,11 +382,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "graph":
         return _graph(args, args.warehouse or env.warehouse)
     if args.command == "ingest":
-        settings = LineageSettings(
-            drop_dir=os.path.abspath(args.drop_dir),
-            warehouse=os.path.abspath(args.warehouse),
-            start_date=args.start_date or env.start_date,
-        )
+        warehouse = os.path.abspath(args.warehouse)
+        try:
+            settings = LineageSettings(
+                drop_dir=os.path.abspath(args.drop_dir), warehouse=warehouse,
+                start_date=args.start_date or start_date_for(warehouse),
+            )
+            parse_start_date(settings.start_date, "--start-date" if args.start_date else "LINEAGE_START_DATE")
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         return _ingest(settings)
     if args.command == "demo":
         from lineage_assets.demo.generator import generate_demo
@@ -372,8 +400,12 @@ def main(argv: list[str] | None = None) -> int:
         data = Path(args.data_dir)
         first_day = dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=args.days)
         start = os.environ.get("LINEAGE_START_DATE") or first_day.isoformat()
-        settings = LineageSettings(drop_dir=str(data / "drops"), warehouse=str(data / "warehouse"), start_date=start,
-                                   check_sample=env.check_sample)
+        try:
+            parse_start_date(start)
+            settings = LineageSettings(drop_dir=str(data / "drops"), warehouse=str(data / "warehouse"), start_date=start)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         data.mkdir(parents=True, exist_ok=True)
         (data / "start_date").write_text(start + "\n")  # `make dev` reads it: partitions start at the demo's data
         written = generate_demo(settings.drop_dir, first_day=first_day, days=args.days)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,24 +26,54 @@ class LineageSettings:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "LineageSettings":
+        """Every setting from the environment; a bad value is a ValueError naming its variable."""
         env = os.environ if environ is None else environ
+        folders = Folders.from_env(env)
         settings = cls(
-            drop_dir=env.get("LINEAGE_DROP_DIR") or str(DEFAULT_DROP_DIR),
-            warehouse=env.get("LINEAGE_WAREHOUSE") or str(DEFAULT_WAREHOUSE),
-            start_date=env.get("LINEAGE_START_DATE") or recorded_start_date() or DEFAULT_START_DATE,
+            drop_dir=folders.drop_dir,
+            warehouse=folders.warehouse,
+            start_date=start_date_for(folders.warehouse, env),
             check_sample=parse_check_sample(env.get("LINEAGE_CHECK_SAMPLE") or str(DEFAULT_CHECK_SAMPLE)),
         )
         parse_start_date(settings.start_date)
         return settings
 
 
-def parse_start_date(value: str) -> dt.date:
+@dataclass(frozen=True)
+class Folders:
+    """The drop folder and the warehouse from the environment: all that the commands that read
+    need (a bad ingest-only setting does not stop them)."""
+
+    drop_dir: str
+    warehouse: str
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> "Folders":
+        env = os.environ if environ is None else environ
+        return cls(env.get("LINEAGE_DROP_DIR") or str(DEFAULT_DROP_DIR), env.get("LINEAGE_WAREHOUSE") or str(DEFAULT_WAREHOUSE))
+
+
+def start_date_for(warehouse: str, environ: dict[str, str] | None = None) -> str:
+    """The first daily partition for `warehouse`: LINEAGE_START_DATE; else, for the project's
+    own `data/warehouse` (the demo's), the demo's first day when `lineage-assets demo` recorded
+    it (`make dev` then shows partitions from there); else DEFAULT_START_DATE. Another warehouse
+    never takes the demo's date: events before it would be quarantined (`before_start_date`)."""
+    env = os.environ if environ is None else environ
+    if env.get("LINEAGE_START_DATE"):
+        return env["LINEAGE_START_DATE"]
+    if os.path.abspath(warehouse) == os.path.abspath(DEFAULT_WAREHOUSE):
+        return recorded_start_date() or DEFAULT_START_DATE
+    return DEFAULT_START_DATE
+
+
+def parse_start_date(value: str, source: str = "LINEAGE_START_DATE") -> dt.date:
+    """`value` as a date (YYYY-MM-DD); a ValueError naming `source` (where the value came from)."""
     try:
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            raise ValueError(value)
         return dt.date.fromisoformat(value)
     except ValueError as exc:
-        raise ValueError(
-            f"LINEAGE_START_DATE must be a date like 2020-01-01, got {value!r}"
-        ) from exc
+        raise ValueError(f"{source} must be a date like 2020-01-01, got {value!r}") from exc
 
 
 def parse_check_sample(value: str) -> float:

@@ -50,14 +50,22 @@ def resolve_target(node: str, warehouse: str | None) -> tuple[str, str, str | No
     refs = [r for r in candidates(node) if r.kind in ("dataset", "datasetField")]
     if not refs:
         raise ValueError(f"a tag is set on a dataset or a field, not {node!r}")
-    if len(refs) > 1 and warehouse and Path(warehouse).is_dir():
-        from lineage_assets import LineageQuery
+    why = ""
+    if len(refs) > 1:
+        if warehouse and Path(warehouse).is_dir():
+            from lineage_assets import LineageQuery
 
-        with LineageQuery(warehouse) as query:
-            refs = [r for r in refs if query.knows_dataset(r.namespace, r.name)] or refs
+            with LineageQuery(warehouse) as query:
+                known = [r for r in refs if query.knows_dataset(r.namespace, r.name)]
+            why = "" if known else f" and none of them names a dataset the warehouse {warehouse} knows"
+            refs = known or refs
+        else:
+            why = f" (the warehouse {warehouse} that would settle it does not exist)" if warehouse else ""
     if len(refs) != 1:
-        readings = "; ".join(" | ".join(p for p in (r.namespace, r.name, r.field) if p) for r in refs[:5])
-        raise ValueError(f"{node!r} can be read {len(refs)} ways ({readings}); give --namespace, --name (and --field)")
+        shown = refs if len(refs) <= 10 else refs[:9]
+        readings = "; ".join(" | ".join(p for p in (r.namespace, r.name, r.field) if p) for r in shown)
+        more = f"; and {len(refs) - len(shown)} more" if len(shown) < len(refs) else ""
+        raise ValueError(f"{node!r} can be read {len(refs)} ways{why} ({readings}{more}); give --namespace, --name (and --field)")
     ref = refs[0]
     return ref.namespace, ref.name, ref.field
 

@@ -48,3 +48,15 @@ def test_node_ids_and_assignments():
     assert parse_assignment("note=a=b") == ("note", "a=b")
     with pytest.raises(ValueError):
         parse_assignment("pii")
+
+
+def test_an_ambiguous_id_lists_every_reading_and_says_why_it_was_not_settled(tmp_path):
+    """A node id the colons let read six ways lists all six (it listed five and said six), and
+    says that the warehouse which would settle it does not exist, or knows none of them."""
+    node = "datasetField:postgres://warehouse.example.com:5432:public.customers:email"
+    with pytest.raises(ValueError) as missing:
+        resolve_target(node, str(tmp_path / "nowhere"))
+    text = str(missing.value)
+    assert "can be read 6 ways (the warehouse" in text and "does not exist" in text
+    readings = text.split("does not exist) (", 1)[1].split("); give", 1)[0].split("; ")
+    assert len(readings) == 6 and "postgres://warehouse.example.com:5432 | public.customers | email" in readings

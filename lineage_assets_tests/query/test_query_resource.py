@@ -140,6 +140,8 @@ def test_commands_on_a_warehouse_that_cannot_be_read_say_so_with_code_4(warehous
     seq = commits.latest(str(bad_commit)).seq
     (bad_commit / "_commits" / f"{seq:020d}.json").write_text("{\n")
     (tmp_path / "a_file").write_text("x")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "data" / "warehouse" / "_commits").mkdir(parents=True)
     job = f"job:{NS}:p1.job4"
     for argv, code, says in [
         (["summary", "--warehouse", str(broken)], 4, "could not be read"),
@@ -147,9 +149,14 @@ def test_commands_on_a_warehouse_that_cannot_be_read_say_so_with_code_4(warehous
         (["files", "current_jobs", "--warehouse", str(bad_commit)], 4, "cannot be read"),
         (["query", "lineage", job, "--warehouse", str(bad_commit)], 4, f"{seq:020d}.json"),
         (["tag", "set", f"dataset:{NS}:p1.table4", "pii=true", "--warehouse", str(broken), "--drop-dir", str(tmp_path / "d")], 4, "cannot read"),
-        (["tag", "set", f"dataset:{NS}:p1.table4", "pii=true", "--warehouse", warehouse, "--drop-dir", str(tmp_path / "a_file")], 2, "cannot write"),
+        (["tag", "set", f"dataset:{NS}:p1.table4", "pii=true", "--warehouse", warehouse, "--drop-dir", str(tmp_path / "a_file")], 2, "is not a folder"),
+        (["tag", "set", f"dataset:{NS}:p1.table4", "pii=true", "--warehouse", warehouse, "--drop-dir", str(tmp_path / "nodrops")], 2, "does not exist"),
         (["summary", "--warehouse", str(tmp_path / "nothing")], 2, "does not exist"),
-        (["files", "current_jobs", "--warehouse", str(tmp_path / "a_file")], 2, "does not exist"),
+        (["files", "current_jobs", "--warehouse", str(tmp_path / "a_file")], 2, "is a file, not a folder"),
+        (["query", "lineage", job, "--warehouse", str(tmp_path / "a_file")], 2, "is a file, not a folder"),
+        # the data folder given for its warehouse: not an empty warehouse, and the error names the one below
+        (["summary", "--warehouse", str(tmp_path / "data")], 2, "has no _commits folder; its folder 'warehouse' is one"),
+        (["query", "lineage", job, "--warehouse", str(tmp_path / "data")], 2, "is not a warehouse"),
     ]:
         assert main(argv) == code, argv
         assert says in capsys.readouterr().err, argv
