@@ -9,7 +9,7 @@ from lineage_assets.defs.lineage import build_lineage_assets
 from lineage_assets.defs.partitions import daily_partitions
 from lineage_assets.defs.recipes import RECIPE_JOB, prepared_customers
 from lineage_assets.defs.resources import LineagePaths, LineageQueryResource, spark_resource
-from lineage_assets.defs.sensors import DAILY_JOB, INTAKE_JOB, SNAPSHOT_JOB, build_sensor
+from lineage_assets.defs.sensors import DAILY_JOB, INTAKE_JOB, SNAPSHOT_JOB, WAREHOUSE_TAG, build_sensor
 from lineage_assets.settings import LineageSettings
 
 
@@ -18,14 +18,16 @@ def build_definitions(settings: LineageSettings | None = None, spark_overrides: 
     daily = daily_partitions(settings.start_date)
     landing_batch, events = build_intake_assets(daily)
     lineage_fold, current_graph, column_fields_check = build_lineage_assets(daily)
-    intake_job = define_asset_job(INTAKE_JOB, selection=AssetSelection.assets(landing_batch))
+    paths = LineagePaths.from_settings(settings)
+    tags = {WAREHOUSE_TAG: paths.warehouse}  # every run, from the UI too, says which warehouse it writes
+    intake_job = define_asset_job(INTAKE_JOB, selection=AssetSelection.assets(landing_batch), tags=tags)
     daily_job = define_asset_job(
-        DAILY_JOB, selection=AssetSelection.assets(events, lineage_fold), partitions_def=daily
+        DAILY_JOB, selection=AssetSelection.assets(events, lineage_fold), partitions_def=daily, tags=tags
     )
     snapshot_job = define_asset_job(
-        SNAPSHOT_JOB, selection=AssetSelection.assets(current_graph) | AssetSelection.checks(column_fields_check)
+        SNAPSHOT_JOB, selection=AssetSelection.assets(current_graph) | AssetSelection.checks(column_fields_check), tags=tags
     )
-    recipe_job = define_asset_job(RECIPE_JOB, selection=AssetSelection.assets(prepared_customers))
+    recipe_job = define_asset_job(RECIPE_JOB, selection=AssetSelection.assets(prepared_customers), tags=tags)
     jobs = [intake_job, daily_job, snapshot_job]
     return Definitions(
         assets=[landing_batch, events, lineage_fold, current_graph, prepared_customers],
@@ -34,7 +36,7 @@ def build_definitions(settings: LineageSettings | None = None, spark_overrides: 
         sensors=[build_sensor(jobs)],
         resources={
             "pyspark": spark_resource(spark_overrides),
-            "paths": LineagePaths.from_settings(settings),
+            "paths": paths,
             "lineage_query": LineageQueryResource.from_settings(settings),
         },
         # One JVM per run: every Spark step of a run shares the run's session.

@@ -16,7 +16,7 @@ from dagster._core.storage.tags import SENSOR_NAME_TAG
 
 from lineage_assets.definitions import build_definitions
 from lineage_assets.defs.resources import LineagePaths
-from lineage_assets.defs.sensors import DAILY_JOB, STAGES, fail_dead_runs, next_work
+from lineage_assets.defs.sensors import DAILY_JOB, STAGES, WAREHOUSE_TAG, fail_dead_runs, next_work
 from lineage_assets.warehouse import commits
 from lineage_assets.settings import LineageSettings
 
@@ -62,14 +62,14 @@ def ingest(
             work, why = next_work(paths, stages=stages)
             if work is None:
                 break
-            tags = {**work.tags(), SENSOR_NAME_TAG: SENSOR}  # the sensor's runs, as the daemon would tag them
+            tags = {**work.tags(), SENSOR_NAME_TAG: SENSOR, WAREHOUSE_TAG: paths.warehouse}  # the sensor's runs, as the daemon would tag them
             label = f"{work.first}..{work.last}" if work.first else work.key.split(":")[0]
             log(f"run {work.job} [{label}]: {why}")
             began = time.monotonic()
             outcome = defs.resolve_job_def(work.job).execute_in_process(
                 instance=instance, tags=tags, raise_on_error=False,
                 run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
-                asset_selection=selection if work.job == DAILY_JOB else None,
+                asset_selection=([AssetKey(name) for name in work.assets] or selection) if work.job == DAILY_JOB else None,
             )
             report.runs.append((work.job, label, outcome.success))
             log(f"  {'ok' if outcome.success else 'FAILED'} in {time.monotonic() - began:.1f}s")

@@ -19,10 +19,12 @@ whether the snapshot is stale. Each tick:
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 from dataclasses import dataclass
 
 from dagster import (
+    AssetKey,
     DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
@@ -49,6 +51,8 @@ DAILY_JOB = "daily_job"
 SNAPSHOT_JOB = "snapshot_job"
 JOBS = (INTAKE_JOB, DAILY_JOB, SNAPSHOT_JOB)
 WORK_TAG = "lineage/work"
+WAREHOUSE_TAG = "lineage/warehouse"  # the warehouse a run writes (an instance may serve several)
+FOLD_ASSET = "lineage_fold"
 IN_FLIGHT = [
     DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED,
     DagsterRunStatus.CANCELING,
@@ -66,6 +70,7 @@ class Work:
     key: str
     first: str | None = None
     last: str | None = None
+    assets: tuple[str, ...] = ()  # the job's assets to materialize (all when empty)
 
     def tags(self) -> dict[str, str]:
         tags = {WORK_TAG: self.key}
@@ -110,16 +115,22 @@ def next_work(paths: LineagePaths, log=None, today: dt.date | None = None, stage
     pending = Pending.of(base)
     ready = [d for d in pending.event_days if paths.start_date <= d <= today_text]
     if ready and "events" in stages:
-        # the fold, if it is behind from an earlier day, runs from that day in the same run
-        first = min([ready[0], *([pending.fold_from] if pending.fold_from else [])])
-        last = max([ready[-1], *([pending.fold_through] if pending.fold_through and pending.fold_through <= today_text else [])])
+        # the fold, if it is behind from an earlier day, runs from that day in the same run, through
+        # the last day folded or built (days built and not yet folded are behind too)
+        first = max(min([ready[0], *([pending.fold_from] if pending.fold_from else [])]), paths.start_date)
+        done = [d for d in (pending.fold_through, pending.events_through if pending.fold_from else None) if d and d <= today_text]
+        last = max([ready[-1], *done])
         held = len(pending.event_days) - len(ready)
         why = f"events of {len(ready)} day(s) to build" + (f" ({held} outside [start date, today] held)" if held else "")
         candidates["events"] = Work(DAILY_JOB, f"days:{first}:{last}:{base.seq}", first, last), why
     behind = pending.fold_range()
     if behind is not None and "fold" in stages:
-        first, last = behind[0], min(behind[1], today_text)
-        candidates["fold"] = Work(DAILY_JOB, f"days:{first}:{last}:{base.seq}", first, last), "the fold is behind the events"
+        # days before the start date are not partitions (a start date raised since): the fold starts there
+        first, last = max(behind[0], paths.start_date), min(behind[1], today_text)
+        if first <= last:  # the fold alone: rebuilding `events` would change the commit and so the work's key (no backoff)
+            candidates["fold"] = (
+                Work(DAILY_JOB, f"fold:{first}:{last}:{base.seq}", first, last, assets=(FOLD_ASSET,)), "the fold is behind the events"
+            )
     if pending.snapshot_stale and "snapshot" in stages:
         candidates["snapshot"] = Work(SNAPSHOT_JOB, f"snapshot:{base.seq}"), "the current graph is older than the fold"
     if not candidates:
@@ -136,9 +147,13 @@ def fail_dead_runs(instance, warehouse: str, now: float | None = None, confirm_a
     now = now or time.time()
     suspects = []
     for record in instance.get_run_records(RunsFilter(statuses=[DagsterRunStatus.STARTED])):
+        written = record.dagster_run.tags.get(WAREHOUSE_TAG)
+        if written is not None and os.path.abspath(written) != os.path.abspath(warehouse):
+            continue  # a run of another warehouse on the same instance: its lease is there, not here
         state = leases.lease_state(warehouse, record.dagster_run.run_id)
         started = record.start_time or record.create_timestamp.timestamp()
-        if state == leases.FREE or (state == leases.MISSING and now - started > DEAD_AFTER_SECONDS):
+        # a run without the tag (launched outside the sensor and the jobs) is known here only by a lease here
+        if state == leases.FREE or (state == leases.MISSING and written is not None and now - started > DEAD_AFTER_SECONDS):
             suspects.append(record.dagster_run.run_id)
     if suspects and confirm_after:
         time.sleep(confirm_after)
@@ -160,15 +175,18 @@ def in_flight(instance) -> list[str]:
 
 
 def attempt_and_wait(instance, work: Work, now: float | None = None) -> tuple[int, float]:
-    """(the attempt a new run of `work` would be, seconds still to wait before it may start)."""
+    """(the attempt a new run of `work` would be, seconds still to wait before it may start).
+    Runs are counted, not listed: the attempt (part of the run key, which the daemon skips once
+    used) goes on growing however many runs failed."""
     now = now or time.time()
-    records = instance.get_run_records(RunsFilter(tags={WORK_TAG: work.key}), limit=50)
-    failures = [r for r in records if r.dagster_run.status in (DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED)]
+    attempts = instance.get_runs_count(RunsFilter(tags={WORK_TAG: work.key}))
+    failed = RunsFilter(tags={WORK_TAG: work.key}, statuses=[DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED])
+    failures = instance.get_runs_count(failed)
     if not failures:
-        return len(records) + 1, 0.0
-    latest = max(r.end_time or r.create_timestamp.timestamp() for r in failures)
-    backoff = min(BACKOFF_FIRST * 2 ** (len(failures) - 1), BACKOFF_MAX)
-    return len(records) + 1, max(0.0, latest + backoff - now)
+        return attempts + 1, 0.0
+    latest = max(r.end_time or r.create_timestamp.timestamp() for r in instance.get_run_records(failed, limit=1))
+    backoff = min(BACKOFF_FIRST * 2 ** min(failures - 1, 20), BACKOFF_MAX)
+    return attempts + 1, max(0.0, latest + backoff - now)
 
 
 def evaluate_drop_sensor(context: SensorEvaluationContext, paths: LineagePaths) -> SensorResult | SkipReason:
@@ -186,7 +204,10 @@ def evaluate_drop_sensor(context: SensorEvaluationContext, paths: LineagePaths) 
     if wait > 0:
         return SkipReason(f"{work.key} failed before (attempt {attempt - 1}); retrying in {wait:.0f}s")
     context.log.info(f"requesting {work.job} for {work.key} (attempt {attempt}): {why}")
-    return SensorResult(run_requests=[RunRequest(run_key=f"{work.key}#{attempt}", job_name=work.job, tags=work.tags())])
+    selection = [AssetKey(name) for name in work.assets] or None
+    return SensorResult(run_requests=[RunRequest(
+        run_key=f"{work.key}#{attempt}", job_name=work.job, tags={**work.tags(), WAREHOUSE_TAG: paths.warehouse}, asset_selection=selection,
+    )])
 
 
 def build_sensor(jobs):

@@ -62,9 +62,12 @@ def after_events(base: commits.Commit, built: list[str]) -> dict:
 
 
 def after_fold(base: commits.Commit, first: dt.date, last: dt.date) -> dict:
+    """A fold of [first, last] has done what `fold_from` asked only when that day is inside it:
+    an earlier day (events changed while it ran) or a later one (built days the fold has not
+    reached) stays pending."""
     pending = Pending.of(base)
-    still = pending.fold_from if pending.fold_from is not None and pending.fold_from < str(first) else None
-    return {FOLD_FROM: still, FOLD_THROUGH: str(last), SNAPSHOT_STALE: True}
+    done = pending.fold_from is not None and str(first) <= pending.fold_from <= str(last)
+    return {FOLD_FROM: None if done else pending.fold_from, FOLD_THROUGH: str(last), SNAPSHOT_STALE: True}
 
 
 def after_snapshot() -> dict:

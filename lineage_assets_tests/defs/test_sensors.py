@@ -41,6 +41,7 @@ from lineage_assets.defs.sensors import (
     DEAD_AFTER_SECONDS,
     INTAKE_JOB,
     SNAPSHOT_JOB,
+    WAREHOUSE_TAG,
     WORK_TAG,
     Work,
     attempt_and_wait,
@@ -83,10 +84,18 @@ def evaluate(instance, paths):
 
 
 def requested(result) -> list[tuple[str, str, dict]]:
-    """(job, run key, tags) of each request; the sensor keeps no cursor."""
+    """(job, run key, tags) of each request; the sensor keeps no cursor. Every request names the
+    warehouse it writes (taken out of the tags here); an asset selection is shown as "(assets)"."""
     assert isinstance(result, SensorResult), result
     assert result.cursor is None
-    return [(r.job_name, r.run_key, dict(r.tags)) for r in result.run_requests]
+    out = []
+    for r in result.run_requests:
+        tags = dict(r.tags)
+        assert tags.pop(WAREHOUSE_TAG)
+        if r.asset_selection:
+            tags["(assets)"] = [key.to_user_string() for key in r.asset_selection]
+        out.append((r.job_name, r.run_key, tags))
+    return out
 
 
 def skipped(result) -> str:
@@ -102,6 +111,12 @@ def landing(seq: int, attempt: int = 1):
 def days(first: str, last: str, seq: int, attempt: int = 1):
     key = f"days:{first}:{last}:{seq}"
     return (DAILY_JOB, f"{key}#{attempt}", {WORK_TAG: key, RANGE_START: first, RANGE_END: last})
+
+
+def fold(first: str, last: str, seq: int, attempt: int = 1):
+    """The fold alone (its `events` are built): the daily job with the fold selected."""
+    key = f"fold:{first}:{last}:{seq}"
+    return (DAILY_JOB, f"{key}#{attempt}", {WORK_TAG: key, RANGE_START: first, RANGE_END: last, "(assets)": ["lineage_fold"]})
 
 
 def snapshot(seq: int, attempt: int = 1):
@@ -288,15 +303,15 @@ def test_days_before_the_start_date_are_not_requested(instance, paths):
 
 def test_fold_from_without_event_days_gives_a_daily_run_from_it(instance, paths):
     base = commit(paths, props={progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-09"})
-    assert requested(evaluate(instance, paths)) == [days("2024-03-02", "2024-03-09", base.seq)]
+    assert requested(evaluate(instance, paths)) == [fold("2024-03-02", "2024-03-09", base.seq)]
     base = commit(paths, props={progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: None})  # never folded yet
-    assert requested(evaluate(instance, paths)) == [days("2024-03-02", "2024-03-02", base.seq)]
+    assert requested(evaluate(instance, paths)) == [fold("2024-03-02", "2024-03-02", base.seq)]
 
 
 def test_fold_is_not_requested_for_held_days_alone(instance, paths):
     # only future days pending, but the fold is behind: the fold runs (the held days wait)
     base = commit(paths, props={progress.EVENT_DAYS: [FUTURE], progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-04"})
-    assert requested(evaluate(instance, paths)) == [days("2024-03-02", "2024-03-04", base.seq)]
+    assert requested(evaluate(instance, paths)) == [fold("2024-03-02", "2024-03-04", base.seq)]
 
 
 def test_stale_snapshot_only_gives_a_snapshot_run(instance, paths):
@@ -324,7 +339,7 @@ def test_events_come_before_the_fold_and_the_fold_before_the_snapshot(instance, 
     # the fold is behind from 03-01: the events run of 03-03 folds from 03-01
     assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-05", base.seq)]
     base = commit(paths, props={progress.EVENT_DAYS: []})
-    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-05", base.seq)]
+    assert requested(evaluate(instance, paths)) == [fold("2024-03-01", "2024-03-05", base.seq)]
 
 
 def events_commit(paths, built: list[str]) -> commits.Commit:
@@ -395,11 +410,11 @@ def test_a_fold_that_failed_after_its_events_is_retried_through_every_built_day(
     base = events_commit(paths, ["2024-03-01", "2024-03-02"])  # ... and the fold of that run failed
     pending = progress.Pending.of(base)
     assert (pending.event_days, pending.fold_from, pending.fold_through) == ((), "2024-03-01", None)
-    assert requested(evaluate(instance, paths)) == [days("2024-03-01", "2024-03-02", base.seq)]
+    assert requested(evaluate(instance, paths)) == [fold("2024-03-01", "2024-03-02", base.seq)]
     # the same with days folded before: events of 03-01..03-08 built, the fold had reached 03-05
     fold_commit(paths, "2024-03-01", "2024-03-05")
     base = events_commit(paths, ["2024-03-04", "2024-03-08"])
-    assert requested(evaluate(instance, paths)) == [days("2024-03-04", "2024-03-08", base.seq)]
+    assert requested(evaluate(instance, paths)) == [fold("2024-03-04", "2024-03-08", base.seq)]
 
 
 # --- one run at a time ---------------------------------------------------------------------------------
@@ -469,7 +484,7 @@ def test_started_run_whose_lease_is_held_by_a_live_process_is_left_alone(instanc
 
 
 def test_started_run_without_a_lease_is_failed_only_once_it_started_long_ago(instance, paths):
-    run = make_run(instance, SNAPSHOT_JOB, DagsterRunStatus.STARTED)
+    run = make_run(instance, SNAPSHOT_JOB, DagsterRunStatus.STARTED, tags={WAREHOUSE_TAG: paths.warehouse})
     assert leases.lease_state(paths.warehouse, run.run_id) == leases.MISSING
     started = instance.get_run_records(RunsFilter(run_ids=[run.run_id]))[0].create_timestamp.timestamp()
     assert fail_dead_runs(instance, paths.warehouse, now=started + DEAD_AFTER_SECONDS - 1, confirm_after=0) == []  # still starting up
@@ -477,6 +492,20 @@ def test_started_run_without_a_lease_is_failed_only_once_it_started_long_ago(ins
     assert fail_dead_runs(instance, paths.warehouse, now=started + DEAD_AFTER_SECONDS + 1, confirm_after=0) == [run.run_id]
     assert run_status(instance, run.run_id) == DagsterRunStatus.FAILURE
     assert fail_dead_runs(instance, paths.warehouse, now=started + 10 * DEAD_AFTER_SECONDS, confirm_after=0) == []  # failed once
+
+
+def test_a_live_run_of_another_warehouse_on_the_same_instance_is_left_alone(instance, paths, lease_taker, tmp_path):
+    """`make dev` and `lineage-assets ingest --warehouse W` share `.dagster_home`: a run of W has
+    its lease in W, so it is no lease here. Runs say which warehouse they write; only a run of
+    this one, or one that took a lease here, is judged by this warehouse's leases."""
+    other_wh = str(tmp_path / "other_wh")
+    theirs = make_run(instance, DAILY_JOB, DagsterRunStatus.STARTED, tags={WAREHOUSE_TAG: other_wh})
+    lease_taker(other_wh, theirs.run_id, hold=True)
+    untagged = make_run(instance, "__ASSET_JOB", DagsterRunStatus.STARTED)  # no tag, no lease here: not known to be ours
+    later = time.time() + 10 * DEAD_AFTER_SECONDS
+    assert fail_dead_runs(instance, paths.warehouse, now=later, confirm_after=0) == []
+    assert run_status(instance, theirs.run_id) == run_status(instance, untagged.run_id) == DagsterRunStatus.STARTED
+    assert fail_dead_runs(instance, other_wh, now=later, confirm_after=0) == []  # held where it writes
 
 
 def test_dead_runs_of_any_job_are_failed_and_runs_not_started_left_alone(instance, paths, lease_taker):
@@ -650,3 +679,53 @@ def test_parse_spark_conf_json_booleans_use_spark_spelling_and_null_is_refused()
     }
     with pytest.raises(ValueError, match="spark.a"):
         parse_spark_conf('{"spark.a": null}')
+
+
+def test_the_attempt_keeps_counting_past_fifty_failures(instance):
+    """The attempt is part of the run key, and the daemon skips a key it has used: counting only
+    the latest 50 runs froze it at 51, so failed work was never requested again."""
+    work = Work(INTAKE_JOB, "landing:7")
+    ended = failed_runs(instance, work.key, 53)
+    assert attempt_and_wait(instance, work, now=ended + 3600) == (54, 0.0)
+
+
+def test_a_failing_fold_alone_is_retried_with_backoff_and_does_not_rebuild_events(instance, paths, monkeypatch):
+    """The fold alone is the daily job with only the fold selected: `events` is not rebuilt, so
+    the commit, and with it the work's key, stay the same and its failures count (before: each
+    retry rebuilt every day's events, a new commit, attempt 1 again, no backoff)."""
+    base = commit(paths, props={progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-04"})
+    assert requested(evaluate(instance, paths)) == [fold("2024-03-02", "2024-03-04", base.seq)]
+    ended = failed_runs(instance, f"fold:2024-03-02:2024-03-04:{base.seq}", 1)
+    at(monkeypatch, ended + 10)
+    assert "retrying in 20s" in skipped(evaluate(instance, paths))
+    at(monkeypatch, ended + 30)
+    assert requested(evaluate(instance, paths)) == [fold("2024-03-02", "2024-03-04", base.seq, attempt=2)]
+
+
+def test_late_events_while_the_fold_is_behind_fold_through_every_built_day(instance, paths):
+    """Folded through 03-05, events built through 03-10 and their fold failed (`fold_from`
+    03-10); then a late event for 03-02: one run from 03-02 through 03-10, not through 03-05
+    (which left 03-06..03-10 unfolded with nothing pending)."""
+    base = commit(paths, props={progress.EVENT_DAYS: ["2024-03-02"], progress.FOLD_FROM: "2024-03-10",
+                                progress.FOLD_THROUGH: "2024-03-05", progress.EVENTS_THROUGH: "2024-03-10"})
+    assert requested(evaluate(instance, paths)) == [days("2024-03-02", "2024-03-10", base.seq)]
+
+
+def test_a_fold_that_ends_before_the_day_it_was_asked_from_leaves_that_day_pending(paths):
+    base = commit(paths, props={progress.FOLD_FROM: "2024-03-10", progress.FOLD_THROUGH: "2024-03-05"})
+    assert progress.after_fold(base, dt.date(2024, 3, 2), dt.date(2024, 3, 5))[progress.FOLD_FROM] == "2024-03-10"
+    assert progress.after_fold(base, dt.date(2024, 3, 2), dt.date(2024, 3, 10))[progress.FOLD_FROM] is None
+    base = commit(paths, props={progress.FOLD_FROM: "2024-03-01"})  # events changed before the range while it ran
+    assert progress.after_fold(base, dt.date(2024, 3, 2), dt.date(2024, 3, 5))[progress.FOLD_FROM] == "2024-03-01"
+
+
+def test_a_start_date_raised_while_the_fold_is_behind_starts_the_fold_there(instance, paths):
+    """Days before the start date are no partitions: the request starts at the start date (before:
+    a range Dagster refused in the middle of the run, on every tick)."""
+    later = LineagePaths(drop_dir=paths.drop_dir, warehouse=paths.warehouse, start_date="2024-03-05", check_sample=paths.check_sample)
+    base = commit(paths, props={progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-08"})
+    assert requested(evaluate(instance, later)) == [fold("2024-03-05", "2024-03-08", base.seq)]
+    base = commit(paths, props={progress.EVENT_DAYS: ["2024-03-06"], progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-08"})
+    assert requested(evaluate(instance, later)) == [days("2024-03-05", "2024-03-08", base.seq)]
+    commit(paths, props={progress.EVENT_DAYS: [], progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-03"})
+    assert skipped(evaluate(instance, later)) == "nothing to do"  # all of it before the start date
