@@ -20,7 +20,7 @@ from lineage_assets.warehouse.schemas import NAME_PAIR
 from lineage_assets.query.node_ids import dataset_node_sql, job_node_sql
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
-from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint
+from lineage_assets.warehouse.content_hash import EMPTY, WHOLE, Fingerprint
 
 
 @dataclass
@@ -95,9 +95,15 @@ class Sample:
     def whole(self) -> bool:
         return self.rate >= 1
 
+    cut: int | None = None  # a job is sampled when its hash is below this: rate x 10,000, raised to take at least one job
+
     @staticmethod
-    def job_sampled(namespace: Column, name: Column, rate: float) -> Column:
-        return (F.abs(F.xxhash64(namespace, name)) % 10000) < int(rate * 10000)
+    def job_hash(namespace: Column, name: Column) -> Column:
+        """A job's place in the sample order, 0..9,999."""
+        return F.abs(F.xxhash64(namespace, name)) % 10000
+
+    def job_sampled(self, namespace: Column, name: Column) -> Column:
+        return self.job_hash(namespace, name) < (self.cut if self.cut is not None else int(self.rate * 10000))
 
 
 _BROADCAST_SAMPLE = 0.2  # at most this rate, the sample's runs and datasets are broadcast to mark rows
@@ -151,8 +157,15 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float, identity: 
 
     named = sides(events.filter("event_kind = 'RUN'")).unionByName(sides(carried)).transform(checkpoint)
     io = _with_family(named, "namespace", "name", identity).transform(checkpoint)
-    sampled = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), rate)
-    runs = io.filter(sampled).select("run_id").distinct().transform(checkpoint)
+    job_hash = Sample.job_hash(F.col("job_namespace"), F.col("job_name"))
+    cut = int(rate * 10000)
+    runs = io.filter(job_hash < cut).select("run_id").distinct().transform(checkpoint)
+    if runs.isEmpty():  # the rate picked no run's job (few jobs): take the lowest in the sample order, a check never compares nothing
+        lowest = io.select(job_hash.alias("h")).unionByName(events.filter("event_kind = 'JOB'").select(job_hash.alias("h"))).agg(F.min("h")).first()[0]
+        if lowest is not None and lowest + 1 > cut:
+            cut = int(lowest) + 1
+            runs = io.filter(job_hash < cut).select("run_id").distinct().transform(checkpoint)
+    sampled = job_hash < cut
     datasets = (
         io.join(runs, "run_id", "left_semi").filter(F.col(FAMILY[1]).isNotNull())
         .select(F.col(FAMILY[0]).alias("namespace"), F.col(FAMILY[1]).alias("name")).distinct().transform(checkpoint)
@@ -170,7 +183,7 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float, identity: 
         )
     ).transform(checkpoint)
     members = family_members([(r["namespace"], r["name"]) for r in datasets.collect()], identity)
-    sample = Sample(rate, runs, datasets, identity, events.sparkSession.createDataFrame(members, NAME_PAIR))
+    sample = Sample(rate, runs, datasets, identity, events.sparkSession.createDataFrame(members, NAME_PAIR), cut)
     return sample, keep, carried.join(needed_ids, "run_id", "left_semi").transform(checkpoint)
 
 
@@ -193,7 +206,7 @@ def mark_sample(name: str, df: DataFrame, sample: Sample, dataset_versions: Data
     one scan (`content_hash.fingerprints_and_marked`)."""
     if sample.whole:
         return df.withColumn(SAMPLED, F.lit(True))
-    job = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), sample.rate)
+    job = sample.job_sampled(F.col("job_namespace"), F.col("job_name"))
     if name in ("runs", "run_lineage", "job_versions", "state_jobs", "state_columns", "state_open_events", "field_operations"):
         return df.withColumn(SAMPLED, job)
     if name in ("dataset_aliases", "state_aliases"):  # resolved from the whole range, sample or not
@@ -236,7 +249,7 @@ def _mark_by_family(df: DataFrame, sample: Sample) -> DataFrame:
 def _mark_versions(df: DataFrame, sample: Sample) -> DataFrame:
     """Dataset versions: those an output of a sampled job made, and those a dataset event made
     of a dataset the sample touches."""
-    job = Sample.job_sampled(F.col("job_namespace"), F.col("job_name"), sample.rate)
+    job = sample.job_sampled(F.col("job_namespace"), F.col("job_name"))
     by_event = _mark_by_family(df, sample)
     return by_event.withColumn(SAMPLED, F.when(F.col("job_namespace").isNotNull(), job).otherwise(F.col(SAMPLED)))
 
@@ -258,12 +271,16 @@ def _per_table(outputs: dict[str, DataFrame], sample: Sample, rule) -> dict[str,
 
 
 def compare(written: dict[str, dict[str, Fingerprint]], recomputed: dict[str, dict[str, Fingerprint]]) -> list[str]:
+    """Each table's fingerprints, day by day as well as whole: the day (partition) column is not
+    in a row's hash, so a row written under another day (a state row's `valid_to`) changes the
+    days' fingerprints and not the total."""
     problems = []
     for name in sorted(written):
         a, b = written[name], recomputed.get(name, {})
-        if a.get(WHOLE) != b.get(WHOLE):
-            days = sorted(d for d in set(a) | set(b) if d != WHOLE and a.get(d) != b.get(d))
-            problems.append(f"{name}: written {a.get(WHOLE)} != recomputed {b.get(WHOLE)}; days differing: {days[:10]}")
+        days = sorted(d for d in set(a) | set(b) if d != WHOLE and a.get(d, EMPTY) != b.get(d, EMPTY))
+        if a.get(WHOLE) != b.get(WHOLE) or days:
+            problems.append(f"{name}: written {a.get(WHOLE)} != recomputed {b.get(WHOLE)}; days differing: {days[:10]}"
+                            if a.get(WHOLE) != b.get(WHOLE) else f"{name}: the same rows under other days: {days[:10]}")
     return problems
 
 

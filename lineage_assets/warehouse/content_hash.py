@@ -26,8 +26,19 @@ EMPTY = Fingerprint(f"{0:016x}", 0)
 
 
 def _row_hash(df: DataFrame, exclude: tuple[str | None, ...]) -> Column:
-    """A 64-bit hash of every column of a row (columns by name, so their order does not matter)."""
-    return F.xxhash64(*[F.col(c) for c in sorted(df.columns) if c not in exclude]).cast("decimal(38,0)")
+    """A 64-bit hash of every column of a row (columns by name, so their order does not matter).
+    xxhash64 skips nulls, null array elements included: each column also gives whether it is
+    null, and an array its size, so a value moved to a neighbouring column, a null array and
+    an empty one, or `[x]` and `[x, null]`, hash apart."""
+    types = dict(df.dtypes)
+    parts: list[Column] = []
+    for c in sorted(df.columns):
+        if c in exclude:
+            continue
+        parts += [F.col(c), F.isnull(c)]
+        if types[c].startswith("array<"):
+            parts.append(F.size(c))
+    return F.xxhash64(*parts).cast("decimal(38,0)")
 
 
 def fingerprints(frames: dict[str, tuple[DataFrame, str | None]]) -> dict[str, dict[str, Fingerprint]]:

@@ -13,10 +13,12 @@ from lineage_assets import LineageQuery
 from lineage_assets.demo import platform
 from lineage_assets.lineage import current as current_module
 from lineage_assets.lineage import fold as fold_module
+from lineage_assets.pipeline.checks import compare
 from lineage_assets.pipeline.fold import DETERMINISM, WHOLE_CHECK_EVENTS, check_rate, run_fold
 from lineage_assets.pipeline.snapshot import publish_current_graph
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as registry
+from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint
 from lineage_assets_tests.support import chain_events, commit_events, run_event
 
 SCHEDULE_SECONDS = 240  # measured (--durations); conftest runs long files first
@@ -49,6 +51,23 @@ def test_the_determinism_check_fails_on_a_non_deterministic_step(spark, tmp_path
     assert bad.sample_rate == 1.0 and check.details["compared_rows"]["runs"] == bad.rows("runs") == 24
     assert not check.passed and any("dataset_versions" in p for p in check.problems)
     assert bad.commit_seq is None and commits.latest(root).seq == before
+    # a rate that picks none of the 24 jobs (1 in 10,000): the sample takes the lowest in its order, so the
+    # check still compares something and fails (before: it compared nothing and passed)
+    bad = run_fold(spark, root, day, day, sample_rate=0.0001, log=lambda _m: None, whole_check_events=0)
+    check = bad.check(DETERMINISM)
+    assert bad.sample_rate == 0.0001 and 0 < check.details["compared_rows"]["runs"] < 24
+    assert not check.passed and bad.commit_seq is None and commits.latest(root).seq == before
+
+
+def test_the_same_rows_under_another_day_fail_the_comparison():
+    """The day (partition) column is not in a row's hash: a state row written with another
+    `valid_to` has the same total as the recomputed one, and only its days tell (before: equal
+    totals passed)."""
+    row = Fingerprint("00000000000000aa", 1)
+    written = {"state_open_events": {WHOLE: row, "2024-05-02": row}}
+    recomputed = {"state_open_events": {WHOLE: row, "9999-12-31": row}}
+    assert compare(written, recomputed) == ["state_open_events: the same rows under other days: ['2024-05-02', '9999-12-31']"]
+    assert compare(written, written) == []
 
 
 def test_the_sampled_check_follows_dataset_families_on_a_platform_stream(spark, tmp_path, monkeypatch):

@@ -32,6 +32,17 @@ def test_fingerprints_are_per_day_order_free_and_see_every_change(spark):
     assert moved[WHOLE].rows == 4 and moved[str(D1)].rows == 1  # the day is the key, not part of the row hash
 
 
+def test_a_row_hash_sees_where_the_nulls_are_and_how_long_an_array_is(spark):
+    """xxhash64 skips nulls: a value moved to the neighbouring column, a null array and an
+    empty one, `[x]` and `[x, null]` hashed alike, and the check could not tell them apart."""
+    def whole(rows, schema):
+        return fingerprints({"f": (spark.createDataFrame(rows, schema), None)})["f"][WHOLE]
+
+    assert whole([("IDENTITY", None)], "subtype string, type string") != whole([(None, "IDENTITY")], "subtype string, type string")
+    arrays = [whole([(v,)], "p array<string>") for v in (None, [], [None], ["p=1"], ["p=1", None])]
+    assert len(set(arrays)) == 5, arrays
+
+
 def test_the_marked_subset_hashes_as_the_filtered_rows_and_the_mark_is_not_hashed(spark):
     marked = _frame(spark).withColumn("_m", F.col("n") >= 2)  # null n: not marked
     plain = _frame(spark)
