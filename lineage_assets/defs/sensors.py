@@ -45,6 +45,7 @@ from lineage_assets.pipeline import events, fold, landing, snapshot
 from lineage_assets.pipeline.landing import read_ledger
 from lineage_assets.pipeline.progress import Pending
 from lineage_assets.warehouse import commits, leases
+from lineage_assets.warehouse import tables
 
 INTAKE_JOB = "intake_job"
 DAILY_JOB = "daily_job"
@@ -52,7 +53,7 @@ SNAPSHOT_JOB = "snapshot_job"
 JOBS = (INTAKE_JOB, DAILY_JOB, SNAPSHOT_JOB)
 WORK_TAG = "lineage/work"
 WAREHOUSE_TAG = "lineage/warehouse"  # the warehouse a run writes (an instance may serve several)
-FOLD_ASSET = "lineage_fold"
+FOLD_ASSETS = tuple(table.name for table in tables.HISTORY)  # the `lineage_fold` multi-asset's keys
 IN_FLIGHT = [
     DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED,
     DagsterRunStatus.CANCELING,
@@ -129,7 +130,7 @@ def next_work(paths: LineagePaths, log=None, today: dt.date | None = None, stage
         first, last = max(behind[0], paths.start_date), min(behind[1], today_text)
         if first <= last:  # the fold alone: rebuilding `events` would change the commit and so the work's key (no backoff)
             candidates["fold"] = (
-                Work(DAILY_JOB, f"fold:{first}:{last}:{base.seq}", first, last, assets=(FOLD_ASSET,)), "the fold is behind the events"
+                Work(DAILY_JOB, f"fold:{first}:{last}:{base.seq}", first, last, assets=FOLD_ASSETS), "the fold is behind the events"
             )
     if pending.snapshot_stale and "snapshot" in stages:
         candidates["snapshot"] = Work(SNAPSHOT_JOB, f"snapshot:{base.seq}"), "the current graph is older than the fold"

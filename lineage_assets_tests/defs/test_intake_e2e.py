@@ -81,7 +81,7 @@ def test_marquez_fixture_events_all_land_through_dagster(spark, fixtures_dir, tm
         with build_sensor_context(instance=instance, cursor=None) as context:
             fresh = evaluate_drop_sensor(context, LineagePaths.from_settings(settings))
         [request] = fresh.run_requests
-        assert (request.job_name, request.tags[WORK_TAG].rsplit(":", 1)[0]) == ("daily_job", "days:2020-12-28:2020-12-29")
+        assert (request.job_name, request.tags[WORK_TAG].rsplit(":", 1)[0]) == ("daily_job", "fold:2020-12-28:2020-12-29")
     stored = _rows(tmp_path / "wh", "events", "event_id")
     # Every event once; listener 1/2 and several files repeat the same events byte for byte.
     assert sorted(r[0] for r in stored) == sorted(expected)

@@ -39,6 +39,7 @@ from lineage_assets.defs.resources import (
 from lineage_assets.defs.sensors import (
     DAILY_JOB,
     DEAD_AFTER_SECONDS,
+    FOLD_ASSETS,
     INTAKE_JOB,
     SNAPSHOT_JOB,
     WAREHOUSE_TAG,
@@ -116,7 +117,7 @@ def days(first: str, last: str, seq: int, attempt: int = 1):
 def fold(first: str, last: str, seq: int, attempt: int = 1):
     """The fold alone (its `events` are built): the daily job with the fold selected."""
     key = f"fold:{first}:{last}:{seq}"
-    return (DAILY_JOB, f"{key}#{attempt}", {WORK_TAG: key, RANGE_START: first, RANGE_END: last, "(assets)": ["lineage_fold"]})
+    return (DAILY_JOB, f"{key}#{attempt}", {WORK_TAG: key, RANGE_START: first, RANGE_END: last, "(assets)": list(FOLD_ASSETS)})
 
 
 def snapshot(seq: int, attempt: int = 1):

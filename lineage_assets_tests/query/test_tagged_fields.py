@@ -70,6 +70,7 @@ def test_cli_lists_what_the_helper_answers(recipe_query, recipe_warehouse, capsy
 
 def test_cli_tag_set_reads_the_warehouses_tags_and_drops_the_whole_set(recipe_warehouse, tmp_path, capsys):
     drop = tmp_path / "drops"
+    drop.mkdir()
     node = field_node(PG, "crm.customers", "id")
     assert main(["tag", "set", node, "pii=false", "--warehouse", recipe_warehouse, "--drop-dir", str(drop)]) == 0
     event = json.loads((drop / "tags" / "tags.ndjson").read_text().splitlines()[-1])
