@@ -144,7 +144,8 @@ def current_column_tables(
 
     A dataset's current column lineage: for each job whose current version outputs it, the edges
     of the version written by that job's latest terminal run that wrote it (the fold carries
-    those per (job, dataset) in its state). Fields: each dataset's current fields; when several
+    those per (job, dataset name) in its state; names that are one dataset now keep that
+    dataset's latest run only). Fields: each dataset's current fields; when several
     names of one dataset have fields, those of the best version (as the fold ranks them: not
     FAIL/ABORT first, then newest).
     """
@@ -152,10 +153,18 @@ def current_column_tables(
         "job_namespace", "job_name",
         F.col("dataset_namespace").alias("output_namespace"), F.col("dataset_name").alias("output_name"),
     )
+    pair = ["job_namespace", "job_name", "output_namespace", "output_name"]
+    # the fold keeps the latest run per (job, output) by the names it knew; names an alias learnt
+    # since ties to one dataset are one output now, whose latest run is chosen again
+    latest = Window.partitionBy(*pair)
+    run = F.struct("created_at", "run_id")
     edges = (
         columns_state.transform(lambda df: canonical(df, aliases, "output_namespace", "output_name"))
         .transform(lambda df: canonical(df, aliases, "input_namespace", "input_name"))
-        .join(outputs, ["job_namespace", "job_name", "output_namespace", "output_name"], "left_semi")
+        .join(outputs, pair, "left_semi")
+        .withColumn("_latest", F.max(run).over(latest))
+        .filter(F.col("_latest") == run)
+        .drop("_latest")
         .distinct()
     )
     named = canonical(fields_state, aliases, "namespace", "name")
