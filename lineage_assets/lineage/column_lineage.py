@@ -21,12 +21,12 @@ edges of the job's latest terminal run that wrote it) is carried by the fold's s
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from lineage_assets.identity.resolver import Identity
 from lineage_assets.warehouse import schemas
 
 TRANSFORMATION = "struct<type: string, subtype: string, description: string, masking: boolean>"
@@ -193,28 +193,29 @@ def _type(types: Column, field: Column) -> Column:
     return F.when(field.isNotNull(), F.try_element_at(types, field))
 
 
-def _canonical_names(outputs: DataFrame, keys: DataFrame, resolve: Callable[[Column, Column, Column], Column]) -> DataFrame:
-    """(run_id, _canon): per run, a map from each dataset name its facets give an input by that
-    is none of its declared inputs' keys (`_input_keys`) to the canonical dataset that name
-    stands for as of the run's end (an alias learnt from another producer, a partition), where
-    that differs. Only those names reach `resolve` (a Python UDF): most facets name inputs as
-    the run declared them."""
-    def name_of(x: Column) -> Column:
-        return F.struct(x["input_namespace"].alias("namespace"), x["input_name"].alias("name"))
+CANONICAL_ENTRIES = T.ArrayType(T.StructType([T.StructField("key", schemas.NAME_PAIR), T.StructField("value", schemas.NAME_PAIR)]))
 
-    named = outputs.select("run_id", "ended_at", F.explode(F.transform(_edge_items(F.col("cll")), name_of)).alias("key")).distinct()
-    misses = named.join(keys.select("run_id", "key").distinct(), ["run_id", "key"], "left_anti")
-    found = misses.select("run_id", "key", resolve(F.col("key.namespace"), F.col("key.name"), F.unix_micros("ended_at")).alias("c"))
-    return found.filter((F.col("c.namespace") != F.col("key.namespace")) | (F.col("c.name") != F.col("key.name"))).groupBy("run_id").agg(
-        F.map_from_entries(F.collect_list(F.struct(
-            "key", F.struct(F.col("c.namespace").alias("namespace"), F.col("c.name").alias("name")).alias("value"),
-        ))).alias("_canon")
-    )
+
+def _canonical_names(identity: Identity):
+    """An Arrow UDF: (the names an output's facet gives inputs by that are none of its run's
+    declared inputs' keys, microseconds) -> [(name, the canonical dataset it stands for as of
+    then)] where that differs (an alias stated by another producer, a partition), or null. Most
+    facets name inputs as the run declared them: the list is empty and Python does nothing."""
+
+    def canonical(misses, at):
+        found = []
+        for miss in misses or ():
+            namespace, name, _partition = identity.resolve(miss["namespace"], miss["name"], at)
+            if (namespace, name) != (miss["namespace"], miss["name"]):
+                found.append(((miss["namespace"], miss["name"]), (namespace, name)))
+        return found or None
+
+    return F.udf(canonical, CANONICAL_ENTRIES, useArrow=True)
 
 
 def column_edges(
     terminal: DataFrame, run_versions: DataFrame, resolved_inputs: DataFrame, declared_schemas: DataFrame, catalog: DataFrame,
-    derived: DataFrame | None = None, resolve: Callable[[Column, Column, Column], Column] | None = None,
+    derived: DataFrame | None = None, identity: Identity | None = None,
 ) -> DataFrame:
     """column_lineage rows of terminal runs.
 
@@ -223,9 +224,10 @@ def column_edges(
     declared_schemas: `input_schemas(terminal)`; catalog: `schema_catalog` of the output
     versions' and the inputs' schema texts; derived: (run_id, output_namespace, output_name,
     cll) facets derived from a recipe (`recipe_runs`), used where an output has no facet;
-    resolve: (namespace, name, microseconds) -> struct(namespace, name, partition), the range's
-    dataset identity (a name a facet gives an input by is taken as the dataset it stands for:
-    a declared input named by another alias or by a partition is that input, DESIGN.md 10).
+    identity: the range's dataset identity: a name a facet gives an input by is taken as the
+    dataset it stands for (a declared input named by another alias or by a partition is that
+    input, DESIGN.md 10); only names that are none of the run's declared keys are resolved, per
+    output row, with no shuffle.
 
     Every join is made per output or per run, and every edge is completed inside its output's
     row (its input looked up in one map per run of the inputs' versions and field types), before
@@ -248,23 +250,20 @@ def column_edges(
         schema_id(F.col("fields")).alias("schema_id"),
     ).join(catalog.select("schema_id", F.col("types").alias("_output_types")), "schema_id", "left").drop("schema_id")
     ds_key = ["run_id", "namespace", "name"]
-    keys = _input_keys(terminal)
     run_inputs = (
         resolved_inputs.select(*ds_key, F.col("version_id").alias("input_version_id"))
         .join(declared_schemas.select(*ds_key, schema_id(F.col("text")).alias("schema_id")), ds_key, "left")
         .join(catalog.select("schema_id", "types"), "schema_id", "left")
-        .join(keys, ds_key)
+        .join(_input_keys(terminal), ds_key)
         .groupBy("run_id")
         .agg(F.map_from_entries(F.collect_list(F.struct(
             F.col("key"), F.struct("namespace", "name", "input_version_id", "types").alias("value"),
         ))).alias("_inputs"))
     )
 
-    canon = _canonical_names(outputs, keys, resolve) if resolve is not None else None
-
     def complete(x: Column) -> Column:
         key = F.struct(x["input_namespace"].alias("namespace"), x["input_name"].alias("name"))
-        stands_for = F.try_element_at(F.col("_canon"), key) if canon is not None else F.lit(None).cast(schemas.NAME_PAIR)
+        stands_for = F.try_element_at(F.col("_canon"), key) if identity is not None else F.lit(None).cast(schemas.NAME_PAIR)
         declared = F.try_element_at(F.col("_inputs"), F.coalesce(stands_for, key))
         output_types = F.when(F.col("_has_schema"), F.coalesce("_output_types", F.create_map().cast("map<string, string>")))
         canonical = {  # an input's field names its canonical dataset, whatever name the facet gave
@@ -281,8 +280,13 @@ def column_edges(
         )
 
     edges = outputs.join(versions, ["run_id", "output_namespace", "output_name"]).join(run_inputs, "run_id", "left")
-    if canon is not None:
-        edges = edges.join(canon, "run_id", "left")
+    if identity is not None:
+        def name_of(x: Column) -> Column:
+            return F.struct(x["input_namespace"].alias("namespace"), x["input_name"].alias("name"))
+
+        misses = F.filter(F.array_distinct(F.transform(_edge_items(F.col("cll")), name_of)),
+                          lambda k: F.try_element_at(F.col("_inputs"), k).isNull())
+        edges = edges.withColumn("_canon", F.map_from_entries(_canonical_names(identity)(misses, F.unix_micros("ended_at"))))
     edges = (
         edges
         .select(

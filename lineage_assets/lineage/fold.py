@@ -460,7 +460,7 @@ def fold_range(
         with_recipes = with_recipes.transform(checkpoint)  # read twice: operations and column edges
     field_operations = rr.field_operations(with_recipes, terminal.sparkSession)
     lap("recipes")
-    edges = cl.column_edges(terminal, run_versions, resolved, declared_schemas, catalog, derived=with_recipes, resolve=resolve_dataset).transform(checkpoint)
+    edges = cl.column_edges(terminal, run_versions, resolved, declared_schemas, catalog, derived=with_recipes, identity=identity).transform(checkpoint)
     lap("column_edges")
     column_lineage = edges.withColumn("created_date", F.to_date("created_at"))
 
