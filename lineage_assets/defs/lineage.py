@@ -40,7 +40,8 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
     )
     def lineage_fold(context: dg.AssetExecutionContext, pyspark: LazyPySparkResource, paths: LineagePaths):
         first, last = day_range(context)
-        report = run_fold(pyspark.spark_session, paths.warehouse, first, last, paths.check_sample, context.log.info)
+        report = run_fold(pyspark.spark_session, paths.warehouse, first, last, paths.check_sample, context.log.info,
+                          floor=paths.start)
         for check in report.checks:
             yield dg.AssetCheckResult(
                 check_name=check.name, asset_key="run_lineage", passed=check.passed,

@@ -153,8 +153,8 @@ def fail_dead_runs(instance, warehouse: str, now: float | None = None, confirm_a
             continue  # a run of another warehouse on the same instance: its lease is there, not here
         state = leases.lease_state(warehouse, record.dagster_run.run_id)
         started = record.start_time or record.create_timestamp.timestamp()
-        # a run without the tag (launched outside the sensor and the jobs) is known here only by a lease here
-        if state == leases.FREE or (state == leases.MISSING and written is not None and now - started > DEAD_AFTER_SECONDS):
+        # a run without the tag (an ad-hoc materialization, a run from before the tag) is judged here: `in_flight` waits for it
+        if state == leases.FREE or (state == leases.MISSING and now - started > DEAD_AFTER_SECONDS):
             suspects.append(record.dagster_run.run_id)
     if suspects and confirm_after:
         time.sleep(confirm_after)

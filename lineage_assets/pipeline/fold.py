@@ -206,6 +206,7 @@ def run_fold(
     log: Callable[[str], None] = print,
     rules: tuple[PartitionRule, ...] | None = None,
     whole_check_events: int = WHOLE_CHECK_EVENTS,
+    floor: dt.date | None = None,
 ) -> FoldReport:
     """Fold [first, last] (extended to the last day already folded: the state of every later day
     depends on it; started earlier when runs that ended before `first` have events in it:
@@ -215,7 +216,8 @@ def run_fold(
     the fold and its writes (`Recompute`: Spark fills the cores the fold leaves idle with its
     tasks); only the comparison waits for it. It recomputes `sample_rate` of the jobs, or all of
     them when the range has at most `whole_check_events` events (`check_rate`). `rules`: the
-    partition rules (default: those in force, `identity.partitions.load_rules`)."""
+    partition rules (default: those in force, `identity.partitions.load_rules`); `floor`: the first
+    daily partition (`progress.after_fold`)."""
     rules = load_rules() if rules is None else rules
     lap = Laps()
     with commits.writer(root):
@@ -228,7 +230,7 @@ def run_fold(
         first = fold_start(base, first, last, log)
         while True:
             try:
-                return _fold_and_commit(spark, root, base, first, last, requested_last, sample_rate, rules, whole_check_events, lap)
+                return _fold_and_commit(spark, root, base, first, last, requested_last, sample_rate, rules, whole_check_events, lap, floor)
             except Reopened as reopened:  # a carried run that ended before `first` has new events: start at its end
                 log(f"lineage fold: starting at {reopened.day}, not {first}: {reopened}")
                 first = fold_start(base, reopened.day, last, log)
@@ -236,7 +238,7 @@ def run_fold(
 
 def _fold_and_commit(
     spark: SparkSession, root: str, base: commits.Commit, first: dt.date, last: dt.date, requested_last: dt.date,
-    sample_rate: float, rules: tuple[PartitionRule, ...], whole_check_events: int, lap: Laps,
+    sample_rate: float, rules: tuple[PartitionRule, ...], whole_check_events: int, lap: Laps, floor: dt.date | None = None,
 ) -> FoldReport:
     """`run_fold`'s work once its range is known: fold, check, and commit when the checks pass.
     Raises `Reopened` when a run it carries has new events and ended before `first`."""
@@ -271,7 +273,7 @@ def _fold_and_commit(
             if report.passed:
                 commit = txn.commit(
                     {"first": str(first), "last": str(last), "rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
-                    props=progress.after_fold(base, first, last),  # last >= the day folded through before (extended above)
+                    props=progress.after_fold(base, first, last, floor),  # last >= the day folded through before (extended above)
                 )
                 report.commit_seq = commit.seq
             lap("commit")

@@ -61,12 +61,17 @@ def after_events(base: commits.Commit, built: list[str]) -> dict:
     return {EVENT_DAYS: left, FOLD_FROM: earliest, EVENTS_THROUGH: through}
 
 
-def after_fold(base: commits.Commit, first: dt.date, last: dt.date) -> dict:
+def after_fold(base: commits.Commit, first: dt.date, last: dt.date, floor: dt.date | None = None) -> dict:
     """A fold of [first, last] has done what `fold_from` asked only when that day is inside it:
-    an earlier day (events changed while it ran) or a later one (built days the fold has not
-    reached) stays pending."""
+    an earlier day (a fold asked for a later range) or a later one (built days the fold has not
+    reached) stays pending. `floor`: the first daily partition (the start date); a `fold_from`
+    before it (a start date raised since) asks for a fold from the floor, which is no partition
+    earlier."""
     pending = Pending.of(base)
-    done = pending.fold_from is not None and str(first) <= pending.fold_from <= str(last)
+    asked = pending.fold_from
+    if asked is not None and floor is not None:
+        asked = max(asked, str(floor))
+    done = asked is not None and str(first) <= asked <= str(last)
     return {FOLD_FROM: None if done else pending.fold_from, FOLD_THROUGH: str(last), SNAPSHOT_STALE: True}
 
 

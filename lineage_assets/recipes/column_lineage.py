@@ -123,6 +123,8 @@ class _TreeDicts:
 
     def __init__(self, roots: list[TraceNode]):
         parents: dict[int, int] = {}
+        for root in roots[1:]:  # a filter's read is one more place its state comes
+            parents[id(root)] = parents.get(id(root), 0) + 1
         seen: set[int] = set()
         stack = list(roots)
         while stack:
@@ -157,8 +159,8 @@ class _TreeDicts:
                     out[key] = []
                     later.extend((child, out[key]) for child in children)
             stack.extend(reversed(later))
-            if node is root and node.filters:
-                out["filters"] = [f.to_dict(self) for f in node.filters]
+        if root.filters:  # after the whole tree: a state it shares with a filter is written in the tree, first
+            top[0]["filters"] = [f.to_dict(self) for f in root.filters]
         return top[0]
 
 

@@ -502,11 +502,14 @@ def test_a_live_run_of_another_warehouse_on_the_same_instance_is_left_alone(inst
     other_wh = str(tmp_path / "other_wh")
     theirs = make_run(instance, DAILY_JOB, DagsterRunStatus.STARTED, tags={WAREHOUSE_TAG: other_wh})
     lease_taker(other_wh, theirs.run_id, hold=True)
-    untagged = make_run(instance, "__ASSET_JOB", DagsterRunStatus.STARTED)  # no tag, no lease here: not known to be ours
     later = time.time() + 10 * DEAD_AFTER_SECONDS
     assert fail_dead_runs(instance, paths.warehouse, now=later, confirm_after=0) == []
-    assert run_status(instance, theirs.run_id) == run_status(instance, untagged.run_id) == DagsterRunStatus.STARTED
+    assert run_status(instance, theirs.run_id) == DagsterRunStatus.STARTED
     assert fail_dead_runs(instance, other_wh, now=later, confirm_after=0) == []  # held where it writes
+    # a run without the tag (an ad-hoc materialization, a run from before the tag) is still judged here: the
+    # sensor waits for every run in flight, so one left STARTED with no lease must be failed, or nothing runs again
+    untagged = make_run(instance, "__ASSET_JOB", DagsterRunStatus.STARTED)
+    assert fail_dead_runs(instance, paths.warehouse, now=later, confirm_after=0) == [untagged.run_id]
 
 
 def test_dead_runs_of_any_job_are_failed_and_runs_not_started_left_alone(instance, paths, lease_taker):
@@ -730,3 +733,10 @@ def test_a_start_date_raised_while_the_fold_is_behind_starts_the_fold_there(inst
     assert requested(evaluate(instance, later)) == [days("2024-03-05", "2024-03-08", base.seq)]
     commit(paths, props={progress.EVENT_DAYS: [], progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-03"})
     assert skipped(evaluate(instance, later)) == "nothing to do"  # all of it before the start date
+    # the fold from the start date does what a fold_from before it asked: nothing stays pending (before: the
+    # fold was requested again after every snapshot, forever)
+    base = commit(paths, props={progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-08", progress.SNAPSHOT_STALE: None})
+    done = progress.after_fold(base, dt.date(2024, 3, 5), dt.date(2024, 3, 8), floor=dt.date(2024, 3, 5))
+    assert done[progress.FOLD_FROM] is None
+    commit(paths, props={**done, progress.SNAPSHOT_STALE: None}, operation="lineage_fold")
+    assert skipped(evaluate(instance, later)) == "nothing to do"

@@ -644,6 +644,9 @@ def _ids_and_refs(node: dict, ids: dict[int, dict], refs: list[int]) -> None:
     for key in ("sources", "possible"):
         for child in node.get(key, []):
             _ids_and_refs(child, ids, refs)
+    for condition in node.get("filters", []):
+        for read in condition["reads"]:
+            _ids_and_refs(read, ids, refs)
 
 
 def _expanded(node: dict, ids: dict[int, dict]) -> dict:
@@ -675,6 +678,13 @@ def test_a_state_reached_by_many_paths_is_written_once_and_referred_to():
     ids, refs = {}, []
     _ids_and_refs(small, ids, refs)
     assert len(ids) == 1 and refs == [1]  # step 1's `a` is read by steps 2 and 3: written once, then referred to
+    # a state the tree shares with a filter is written in the tree (which comes first), the filter refers to it
+    shared = lineage("set-column :w a + b\nset-column :x w + c\nfilter-row exp:{ x > 1 } true\nset-column :y w + x",
+                     INPUTS).backward_tree("y").to_dict()
+    shared_ids: dict[int, dict] = {}
+    shared_refs: list[int] = []
+    _ids_and_refs(shared, shared_ids, shared_refs)
+    assert shared_refs and "id" in shared["sources"][0] and shared["filters"][0]["reads"][0] == {"ref": shared["sources"][1]["id"]}
     expanded = _expanded(small, ids)
     a1 = {"column": "a", "step": 1, "directive": "set-column :a a + b", "action": "modify", "transformation": TR,
           "masking": False, "sources": [{"column": "a", "step": None, "directive": None, "action": "input"},
