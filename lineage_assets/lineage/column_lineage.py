@@ -193,6 +193,11 @@ def _type(types: Column, field: Column) -> Column:
     return F.when(field.isNotNull(), F.try_element_at(types, field))
 
 
+def _input_dataset(item: Column) -> Column:
+    """The dataset (namespace, name) an edge item (`_edge_items`) names its input by."""
+    return F.struct(item["input_namespace"].alias("namespace"), item["input_name"].alias("name"))
+
+
 CANONICAL_ENTRIES = T.ArrayType(T.StructType([T.StructField("key", schemas.NAME_PAIR), T.StructField("value", schemas.NAME_PAIR)]))
 
 
@@ -262,7 +267,7 @@ def column_edges(
     )
 
     def complete(x: Column) -> Column:
-        key = F.struct(x["input_namespace"].alias("namespace"), x["input_name"].alias("name"))
+        key = _input_dataset(x)
         stands_for = F.try_element_at(F.col("_canon"), key) if identity is not None else F.lit(None).cast(schemas.NAME_PAIR)
         declared = F.try_element_at(F.col("_inputs"), F.coalesce(stands_for, key))
         output_types = F.when(F.col("_has_schema"), F.coalesce("_output_types", F.create_map().cast("map<string, string>")))
@@ -279,20 +284,17 @@ def column_edges(
             _type(declared["types"], x["input_field"]).alias("input_field_type"),
         )
 
-    edges = outputs.join(versions, ["run_id", "output_namespace", "output_name"]).join(run_inputs, "run_id", "left")
+    edges = (  # the facet's edge items worked out once per output row, read by the name resolution and the explode
+        outputs.join(versions, ["run_id", "output_namespace", "output_name"]).join(run_inputs, "run_id", "left")
+        .withColumn("_items", _edge_items(F.col("cll")))
+    )
     if identity is not None:
-        def name_of(x: Column) -> Column:
-            return F.struct(x["input_namespace"].alias("namespace"), x["input_name"].alias("name"))
-
-        misses = F.filter(F.array_distinct(F.transform(_edge_items(F.col("cll")), name_of)),
+        misses = F.filter(F.array_distinct(F.transform(F.col("_items"), _input_dataset)),
                           lambda k: F.try_element_at(F.col("_inputs"), k).isNull())
         edges = edges.withColumn("_canon", F.map_from_entries(_canonical_names(identity)(misses, F.unix_micros("ended_at"))))
-    edges = (
-        edges
-        .select(
-            "run_id", "ended_at", "output_namespace", "output_name", "output_version_id",
-            F.explode(F.array_distinct(F.transform(_edge_items(F.col("cll")), complete))).alias("e"),
-        )
+    edges = edges.select(
+        "run_id", "ended_at", "output_namespace", "output_name", "output_version_id",
+        F.explode(F.array_distinct(F.transform(F.col("_items"), complete))).alias("e"),
     )
     return edges.select(
         "output_version_id", "output_namespace", "output_name", "e.output_field",
