@@ -30,13 +30,11 @@ def _ingest(settings: LineageSettings) -> int:
     from lineage_assets.runner import ingest
     from lineage_assets.warehouse.summary import format_summary
 
-    for what, path in (("drop folder", settings.drop_dir), ("warehouse", settings.warehouse)):
-        if what == "drop folder" and not Path(path).exists():
-            print(f"error: drop folder {path} does not exist", file=sys.stderr)
-            return 2
-        if Path(path).exists() and not Path(path).is_dir():
-            print(f"error: {what} {path} is a file, not a folder", file=sys.stderr)
-            return 2
+    if not Path(settings.drop_dir).exists():
+        print(f"error: drop folder {settings.drop_dir} does not exist", file=sys.stderr)
+        return 2
+    if _a_file("drop folder", settings.drop_dir) or _a_file("warehouse", settings.warehouse):
+        return 2
     from lineage_assets.warehouse.commits import WarehouseBusy
 
     try:
@@ -50,6 +48,14 @@ def _ingest(settings: LineageSettings) -> int:
     return 1 if report.failed else 0
 
 
+def _a_file(what: str, path: str) -> bool:
+    """Whether `path`, given for a folder, is a file (said on stderr)."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        print(f"error: {what} {path} is a file, not a folder", file=sys.stderr)
+        return True
+    return False
+
+
 def _no_warehouse(warehouse: str) -> bool:
     """Whether `warehouse` is no warehouse (said on stderr): the commands that read it exit with 2.
     A warehouse is a folder with a `_commits` folder (its first ingest makes it): a folder
@@ -61,9 +67,7 @@ def _no_warehouse(warehouse: str) -> bool:
         return False
     if not path.exists():
         print(f"error: warehouse {warehouse} does not exist (run `lineage-assets ingest` or `make demo` first)", file=sys.stderr)
-    elif not path.is_dir():
-        print(f"error: warehouse {warehouse} is a file, not a folder", file=sys.stderr)
-    else:
+    elif not _a_file("warehouse", warehouse):
         below = sorted(p.parent.name for p in path.glob(f"*/{COMMITS}") if p.is_dir())
         hint = f"; its folder {below[0]!r} is one" if below else " (no ingest has committed to it yet)"
         print(f"error: {warehouse} is not a warehouse: it has no {COMMITS} folder{hint}", file=sys.stderr)
@@ -363,8 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         from lineage_assets.http.server import serve
 
         drop_dir = os.path.abspath(args.drop_dir or env.drop_dir)
-        if os.path.exists(drop_dir) and not os.path.isdir(drop_dir):
-            print(f"error: drop folder {drop_dir} is a file, not a folder", file=sys.stderr)
+        if _a_file("drop folder", drop_dir):
             return 2
         api_key = args.api_key if args.api_key is not None else os.environ.get("LINEAGE_API_KEY")
         try:

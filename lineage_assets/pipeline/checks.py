@@ -102,8 +102,13 @@ class Sample:
         """A job's place in the sample order, 0..9,999."""
         return F.abs(F.xxhash64(namespace, name)) % 10000
 
+    @staticmethod
+    def rate_cut(rate: float) -> int:
+        """The cut a rate makes in the sample order."""
+        return int(rate * 10000)
+
     def job_sampled(self, namespace: Column, name: Column) -> Column:
-        return self.job_hash(namespace, name) < (self.cut if self.cut is not None else int(self.rate * 10000))
+        return self.job_hash(namespace, name) < (self.cut if self.cut is not None else self.rate_cut(self.rate))
 
 
 _BROADCAST_SAMPLE = 0.2  # at most this rate, the sample's runs and datasets are broadcast to mark rows
@@ -158,7 +163,7 @@ def sample_inputs(events: DataFrame, carried: DataFrame, rate: float, identity: 
     named = sides(events.filter("event_kind = 'RUN'")).unionByName(sides(carried)).transform(checkpoint)
     io = _with_family(named, "namespace", "name", identity).transform(checkpoint)
     job_hash = Sample.job_hash(F.col("job_namespace"), F.col("job_name"))
-    cut = int(rate * 10000)
+    cut = Sample.rate_cut(rate)
     runs = io.filter(job_hash < cut).select("run_id").distinct().transform(checkpoint)
     if runs.isEmpty():  # the rate picked no run's job (few jobs): take the lowest in the sample order, a check never compares nothing
         lowest = io.select(job_hash.alias("h")).unionByName(events.filter("event_kind = 'JOB'").select(job_hash.alias("h"))).agg(F.min("h")).first()[0]
@@ -278,9 +283,10 @@ def compare(written: dict[str, dict[str, Fingerprint]], recomputed: dict[str, di
     for name in sorted(written):
         a, b = written[name], recomputed.get(name, {})
         days = sorted(d for d in set(a) | set(b) if d != WHOLE and a.get(d, EMPTY) != b.get(d, EMPTY))
-        if a.get(WHOLE) != b.get(WHOLE) or days:
-            problems.append(f"{name}: written {a.get(WHOLE)} != recomputed {b.get(WHOLE)}; days differing: {days[:10]}"
-                            if a.get(WHOLE) != b.get(WHOLE) else f"{name}: the same rows under other days: {days[:10]}")
+        if a.get(WHOLE) != b.get(WHOLE):
+            problems.append(f"{name}: written {a.get(WHOLE)} != recomputed {b.get(WHOLE)}; days differing: {days[:10]}")
+        elif days:
+            problems.append(f"{name}: the same rows under other days: {days[:10]}")
     return problems
 
 
