@@ -1,0 +1,66 @@
+"""What a fold's fixed cost is made of: refold a copy of a warehouse's range, several times in one
+JVM, and print each pass's time, its steps (`FoldReport.seconds`) and the Spark jobs, stages and
+tasks it ran. Not a test; it writes only to its copy of the warehouse.
+
+    python benchmarks/fold_jobs.py WAREHOUSE FIRST LAST [--passes 3] [--sample 0.1]
+
+A warehouse to refold: `python benchmarks/pipeline.py --cases a --events 300 --warmup 300 --work
+DIR` leaves one in DIR/wh_a (its day: 2025-01-01). Set LINEAGE_SPARK_CONF to the tests' settings
+(`lineage_assets_tests/conftest.py`, TEST_SPARK_CONF) to measure the folds the tests run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from lineage_assets.defs.resources import spark_resource
+from lineage_assets.pipeline.fold import run_fold
+from lineage_assets.pipeline.snapshot import publish_current_graph
+
+
+def spark_counts(spark) -> tuple[int, int, int]:
+    """(jobs, completed stages, completed tasks) the session has run so far."""
+    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
+    listed = [jobs.apply(i) for i in range(jobs.size())]
+    return len(listed), sum(j.numCompletedStages() for j in listed), sum(j.numCompletedTasks() for j in listed)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("warehouse")
+    parser.add_argument("first", type=dt.date.fromisoformat)
+    parser.add_argument("last", type=dt.date.fromisoformat)
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--sample", type=float, default=0.1)
+    args = parser.parse_args()
+    spark = spark_resource({"spark.ui.enabled": "false"}).spark_session
+    spark.sparkContext.setLogLevel("ERROR")
+    work = tempfile.mkdtemp(prefix="fold_jobs_")
+    copy = os.path.join(work, "wh")
+    try:
+        for n in range(args.passes):
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(args.warehouse, copy)
+            before = spark_counts(spark)
+            began = time.monotonic()
+            fold = run_fold(spark, copy, args.first, args.last, sample_rate=args.sample, log=lambda _m: None)
+            folded = time.monotonic()
+            snapshot = publish_current_graph(spark, copy, lambda _m: None)
+            ended = time.monotonic()
+            jobs, stages, tasks = (b - a for a, b in zip(before, spark_counts(spark)))
+            print(f"pass {n}: fold {folded - began:.1f}s (checks passed: {fold.passed}), snapshot {ended - folded:.1f}s "
+                  f"(passed: {snapshot.passed}); {jobs} Spark jobs, {stages} stages, {tasks} tasks")
+            print("  " + ", ".join(f"{step} {s:.1f}" for step, s in fold.seconds.items()))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
