@@ -24,11 +24,15 @@ from lineage_assets.pipeline.fold import run_fold
 from lineage_assets.pipeline.snapshot import publish_current_graph
 
 
-def spark_counts(spark) -> tuple[int, int, int]:
-    """(jobs, completed stages, completed tasks) the session has run so far."""
+def spark_counts(spark, after_job: int) -> tuple[int, int, int, int]:
+    """(jobs, completed stages, completed tasks) of the session's jobs numbered above `after_job`,
+    and the highest job number so far. Jobs are told by number, not by the length of the listing:
+    Spark keeps only the last `spark.ui.retainedJobs` (1,000) jobs, which a dozen passes of a
+    small fold (about 80 jobs each) exceed."""
     jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
-    listed = [jobs.apply(i) for i in range(jobs.size())]
-    return len(listed), sum(j.numCompletedStages() for j in listed), sum(j.numCompletedTasks() for j in listed)
+    listed = [job for job in (jobs.apply(i) for i in range(jobs.size())) if job.jobId() > after_job]
+    last = max([after_job, *(job.jobId() for job in listed)])
+    return len(listed), sum(j.numCompletedStages() for j in listed), sum(j.numCompletedTasks() for j in listed), last
 
 
 def main() -> int:
@@ -43,17 +47,17 @@ def main() -> int:
     spark.sparkContext.setLogLevel("ERROR")
     work = tempfile.mkdtemp(prefix="fold_jobs_")
     copy = os.path.join(work, "wh")
+    last_job = spark_counts(spark, -1)[3]
     try:
         for n in range(args.passes):
             shutil.rmtree(copy, ignore_errors=True)
             shutil.copytree(args.warehouse, copy)
-            before = spark_counts(spark)
             began = time.monotonic()
             fold = run_fold(spark, copy, args.first, args.last, sample_rate=args.sample, log=lambda _m: None)
             folded = time.monotonic()
             snapshot = publish_current_graph(spark, copy, lambda _m: None)
             ended = time.monotonic()
-            jobs, stages, tasks = (b - a for a, b in zip(before, spark_counts(spark)))
+            jobs, stages, tasks, last_job = spark_counts(spark, last_job)
             print(f"pass {n}: fold {folded - began:.1f}s (checks passed: {fold.passed}), snapshot {ended - folded:.1f}s "
                   f"(passed: {snapshot.passed}); {jobs} Spark jobs, {stages} stages, {tasks} tasks")
             print("  " + ", ".join(f"{step} {s:.1f}" for step, s in fold.seconds.items()))
