@@ -35,6 +35,25 @@ def spark_counts(spark, after_job: int) -> tuple[int, int, int, int]:
     return len(listed), sum(j.numCompletedStages() for j in listed), sum(j.numCompletedTasks() for j in listed), last
 
 
+def job_sites(spark, after_job: int, top: int = 25) -> list[str]:
+    """The jobs numbered above `after_job` grouped by call site (the Python line that started
+    them): jobs, completed stages and seconds (submission to completion) per site, most seconds
+    first, as printable lines."""
+    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
+    sites: dict[str, list[float]] = {}
+    for job in (jobs.apply(i) for i in range(jobs.size())):
+        if job.jobId() <= after_job:
+            continue
+        began, ended = job.submissionTime(), job.completionTime()
+        seconds = (ended.get().getTime() - began.get().getTime()) / 1000 if began.isDefined() and ended.isDefined() else 0.0
+        entry = sites.setdefault(job.name(), [0, 0, 0.0])
+        entry[0] += 1
+        entry[1] += job.numCompletedStages()
+        entry[2] += seconds
+    ranked = sorted(sites.items(), key=lambda kv: -kv[1][2])[:top]
+    return [f"    {n:3d} jobs {st:4d} stages {sec:6.1f}s  {site}" for site, (n, st, sec) in ranked]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("warehouse")
@@ -42,6 +61,7 @@ def main() -> int:
     parser.add_argument("last", type=dt.date.fromisoformat)
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--sample", type=float, default=0.1)
+    parser.add_argument("--sites", action="store_true", help="also print each pass's jobs by call site")
     args = parser.parse_args()
     spark = spark_resource({"spark.ui.enabled": "false"}).spark_session
     spark.sparkContext.setLogLevel("ERROR")
@@ -57,10 +77,12 @@ def main() -> int:
             folded = time.monotonic()
             snapshot = publish_current_graph(spark, copy, lambda _m: None)
             ended = time.monotonic()
+            sites = job_sites(spark, last_job) if args.sites else []
             jobs, stages, tasks, last_job = spark_counts(spark, last_job)
             print(f"pass {n}: fold {folded - began:.1f}s (checks passed: {fold.passed}), snapshot {ended - folded:.1f}s "
                   f"(passed: {snapshot.passed}); {jobs} Spark jobs, {stages} stages, {tasks} tasks")
             print("  " + ", ".join(f"{step} {s:.1f}" for step, s in fold.seconds.items()))
+            print("\n".join(sites)) if sites else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

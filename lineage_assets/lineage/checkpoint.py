@@ -14,10 +14,13 @@ from __future__ import annotations
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
+from lineage_assets.warehouse.single_partition import single
+
 
 def checkpoint(df: DataFrame) -> DataFrame:
-    """`df` computed now and kept on local disk, its lineage cut (a local checkpoint)."""
-    return df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+    """`df` computed now and kept on local disk, its lineage cut (a local checkpoint); in one
+    partition when the session works in one (`single_partition`)."""
+    return single(df).localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
 
 
 def keep(df: DataFrame) -> DataFrame:

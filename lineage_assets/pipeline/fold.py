@@ -38,6 +38,7 @@ from lineage_assets.pipeline.checks import (
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.schemas import arrow_schema
+from lineage_assets.warehouse.single_partition import by_column
 from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint, fingerprints, fingerprints_and_marked
 
 DETERMINISM = "fold_recomputes_identically"
@@ -299,7 +300,7 @@ def stage_outputs(
         if name in names.rows:  # the alias tables: few rows, built on the driver, staged without a Spark job
             txn.stage_arrow(pa.Table.from_pylist(names.rows[name], schema=arrow_schema(table.schema)), table, replace=replace)
         else:
-            txn.stage(df.repartition(table.day_column), table, replace=replace, partitions=days)
+            txn.stage(by_column(df, table.day_column), table, replace=replace, partitions=days)
 
     def stage_rejects() -> None:
         since = commits.on_or_after("read_date", first)

@@ -15,11 +15,18 @@ from typing import Iterator
 
 from pyspark.sql import SparkSession
 
+from lineage_assets.warehouse import single_partition
+
 SMALL_SETTINGS = {
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    # Runtime Bloom filters: a kept intermediate has no size estimate, so Spark took every one
+    # for a huge table and built a filter (a Spark job and a 1 MB bit array) for each join of it
+    # with a filtered side: 11 of a small fold's 71 jobs (`benchmarks/fold_jobs.py`).
+    "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
+    single_partition.SETTING: "true",
 }
 
 

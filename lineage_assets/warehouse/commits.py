@@ -591,9 +591,11 @@ def split_by_partition(paths: list[str], folder: str, table: registry.Table) -> 
 
 
 def read_files(spark, table: registry.Table, paths: list[str], base_path: str):
+    from lineage_assets.warehouse.single_partition import single
+
     if not paths:
         return spark.createDataFrame([], table.schema)
-    return spark.read.schema(table.schema).option("basePath", base_path).parquet(*paths)
+    return single(spark.read.schema(table.schema).option("basePath", base_path).parquet(*paths))
 
 
 def read_table(spark, root: str, table: str, where: PartitionFilter | None = None, commit: Commit | None = None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lineage_assets.pipeline.small_data import applied
+from lineage_assets.warehouse import single_partition
 
 # Session settings unlike `small_data.SMALL_SETTINGS` in every key
 SESSION_SETTINGS = {
@@ -12,6 +13,8 @@ SESSION_SETTINGS = {
     "spark.sql.shuffle.partitions": "3",
     "spark.sql.codegen.wholeStage": "true",
     "spark.sql.codegen.factoryMode": "FALLBACK",
+    "spark.sql.optimizer.runtime.bloomFilter.enabled": "true",
+    single_partition.SETTING: "false",
 }
 
 

@@ -55,21 +55,16 @@ def test_a_setting_the_session_did_not_have_is_unset_again(spark, monkeypatch):
     assert spark.conf.get("spark.lineage.test.unset", None) is None
 
 
-class _Frame(str):
-    def repartition(self, _column):
-        return self
-
-
 class _Tables:
     """What `stage_outputs` reads of a fold's RangeTables."""
 
-    job_mismatch = _Frame("job_mismatch")
+    job_mismatch = "job_mismatch"
 
     def __init__(self, names):
         self.names = names
 
     def outputs(self):
-        return {name: _Frame(name) for name in self.names}
+        return {name: name for name in self.names}
 
 
 class _Names:
@@ -91,6 +86,7 @@ class _Txn:
 
 def test_every_output_and_the_mismatch_rejects_are_staged(monkeypatch):
     monkeypatch.setattr(fold, "_mismatch_rejects", lambda rows: rows)
+    monkeypatch.setattr(fold, "by_column", lambda df, _column: df)
     names = [name for name in t.FOLD_OUTPUTS if name not in ("dataset_aliases", "state_aliases")]
     txn = _Txn()
     fold.stage_outputs(txn, _Tables(names), _Names(), dt.date(2024, 1, 1), dt.date(2024, 1, 1), threads=3)
@@ -99,6 +95,7 @@ def test_every_output_and_the_mismatch_rejects_are_staged(monkeypatch):
 
 def test_a_table_that_fails_to_stage_fails_the_fold(monkeypatch):
     monkeypatch.setattr(fold, "_mismatch_rejects", lambda rows: rows)
+    monkeypatch.setattr(fold, "by_column", lambda df, _column: df)
     txn = _Txn(fail="job_versions")
     with pytest.raises(OSError, match="disk full while staging job_versions"):
         fold.stage_outputs(txn, _Tables(["runs", "job_versions", "column_lineage"]), _Names(), dt.date(2024, 1, 1), dt.date(2024, 1, 1), threads=2)
