@@ -82,7 +82,8 @@ def main() -> int:
             print(f"pass {n}: fold {folded - began:.1f}s (checks passed: {fold.passed}), snapshot {ended - folded:.1f}s "
                   f"(passed: {snapshot.passed}); {jobs} Spark jobs, {stages} stages, {tasks} tasks")
             print("  " + ", ".join(f"{step} {s:.1f}" for step, s in fold.seconds.items()))
-            print("\n".join(sites)) if sites else None
+            if sites:
+                print("\n".join(sites))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
