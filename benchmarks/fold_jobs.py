@@ -2,7 +2,7 @@
 JVM, and print each pass's time, its steps (`FoldReport.seconds`) and the Spark jobs, stages and
 tasks it ran. Not a test; it writes only to its copy of the warehouse.
 
-    python benchmarks/fold_jobs.py WAREHOUSE FIRST LAST [--passes 3] [--sample 0.1]
+    python benchmarks/fold_jobs.py WAREHOUSE FIRST LAST [--passes 3] [--sample 0.1] [--sites]
 
 A warehouse to refold: `python benchmarks/pipeline.py --cases a --events 300 --warmup 300 --work
 DIR` leaves one in DIR/wh_a (its day: 2025-01-01). Set LINEAGE_SPARK_CONF to the tests' settings
