@@ -24,26 +24,26 @@ from lineage_assets.pipeline.fold import run_fold
 from lineage_assets.pipeline.snapshot import publish_current_graph
 
 
-def spark_counts(spark, after_job: int) -> tuple[int, int, int, int]:
-    """(jobs, completed stages, completed tasks) of the session's jobs numbered above `after_job`,
-    and the highest job number so far. Jobs are told by number, not by the length of the listing:
-    Spark keeps only the last `spark.ui.retainedJobs` (1,000) jobs, which a dozen passes of a
-    small fold (about 80 jobs each) exceed."""
+def jobs_after(spark, after_job: int) -> list:
+    """The session's jobs (Spark's JobData) numbered above `after_job`. Jobs are told by number,
+    not by the length of the listing: Spark keeps only the last `spark.ui.retainedJobs` (1,000)
+    jobs, which a dozen passes of a small fold (about 80 jobs each) exceed."""
     jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
-    listed = [job for job in (jobs.apply(i) for i in range(jobs.size())) if job.jobId() > after_job]
+    return [job for job in (jobs.apply(i) for i in range(jobs.size())) if job.jobId() > after_job]
+
+
+def spark_counts(listed: list, after_job: int) -> tuple[int, int, int, int]:
+    """(jobs, completed stages, completed tasks) of `listed` (`jobs_after(spark, after_job)`),
+    and the highest job number so far."""
     last = max([after_job, *(job.jobId() for job in listed)])
     return len(listed), sum(j.numCompletedStages() for j in listed), sum(j.numCompletedTasks() for j in listed), last
 
 
-def job_sites(spark, after_job: int, top: int = 25) -> list[str]:
-    """The jobs numbered above `after_job` grouped by call site (the Python line that started
-    them): jobs, completed stages and seconds (submission to completion) per site, most seconds
-    first, as printable lines."""
-    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
+def job_sites(listed: list, top: int = 25) -> list[str]:
+    """`listed` jobs grouped by call site (the Python line that started them): jobs, completed
+    stages and seconds (submission to completion) per site, most seconds first, as printable lines."""
     sites: dict[str, list[float]] = {}
-    for job in (jobs.apply(i) for i in range(jobs.size())):
-        if job.jobId() <= after_job:
-            continue
+    for job in listed:
         began, ended = job.submissionTime(), job.completionTime()
         seconds = (ended.get().getTime() - began.get().getTime()) / 1000 if began.isDefined() and ended.isDefined() else 0.0
         entry = sites.setdefault(job.name(), [0, 0, 0.0])
@@ -67,7 +67,7 @@ def main() -> int:
     spark.sparkContext.setLogLevel("ERROR")
     work = tempfile.mkdtemp(prefix="fold_jobs_")
     copy = os.path.join(work, "wh")
-    last_job = spark_counts(spark, -1)[3]
+    last_job = spark_counts(jobs_after(spark, -1), -1)[3]
     try:
         for n in range(args.passes):
             shutil.rmtree(copy, ignore_errors=True)
@@ -77,8 +77,9 @@ def main() -> int:
             folded = time.monotonic()
             snapshot = publish_current_graph(spark, copy, lambda _m: None)
             ended = time.monotonic()
-            sites = job_sites(spark, last_job) if args.sites else []
-            jobs, stages, tasks, last_job = spark_counts(spark, last_job)
+            listed = jobs_after(spark, last_job)  # one listing for the counts and the call sites
+            sites = job_sites(listed) if args.sites else []
+            jobs, stages, tasks, last_job = spark_counts(listed, last_job)
             print(f"pass {n}: fold {folded - began:.1f}s (checks passed: {fold.passed}), snapshot {ended - folded:.1f}s "
                   f"(passed: {snapshot.passed}); {jobs} Spark jobs, {stages} stages, {tasks} tasks")
             print("  " + ", ".join(f"{step} {s:.1f}" for step, s in fold.seconds.items()))
