@@ -63,7 +63,7 @@ def graph_picture_metadata(warehouse: str, log: Callable[[str], None] = print) -
     from lineage_assets.query.picture import snapshot_picture
 
     try:
-        with LineageQuery(warehouse) as query:
+        with LineageQuery(warehouse, columns=False) as query:  # a picture of jobs and datasets
             picture = snapshot_picture(query)
         folder = os.path.join(warehouse, PICTURES)
         os.makedirs(folder, exist_ok=True)

@@ -293,6 +293,12 @@ def compare(written: dict[str, dict[str, Fingerprint]], recomputed: dict[str, di
 # ---------------------------------------------------------------------------------- components
 
 
+def stored_components(job_files: list[str]) -> int:
+    """How many components the written current_jobs files name (their distinct component_ids)."""
+    with duckdb.connect() as con:
+        return con.execute(f"SELECT count(DISTINCT component_id) FROM ({commits.duckdb_files_sql('current_jobs', job_files)})").fetchone()[0]
+
+
 def component_problems(files: dict[str, list[str]]) -> list[str]:
     """Recompute the components of the current graph with DuckDB by label propagation (every
     node takes the smallest label among its neighbours, with pointer jumping, until nothing

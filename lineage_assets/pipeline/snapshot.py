@@ -11,14 +11,13 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lineage_assets.lineage.current import current_alias_rows, current_column_tables, current_tables
 from lineage_assets.lineage.state import current_rows, still_valid
-from lineage_assets.pipeline.checks import CheckReport, component_problems
+from lineage_assets.pipeline.checks import CheckReport, component_problems, stored_components
 from lineage_assets.pipeline import progress
 from lineage_assets.pipeline.small_data import small_settings
 from lineage_assets.pipeline.progress import FOLD_THROUGH
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.schemas import arrow_schema
-from lineage_assets.warehouse.content_hash import WHOLE, fingerprints
 
 COMPONENTS = "components_match_an_independent_computation"
 OPERATION = "current_graph"  # the commit's operation
@@ -86,15 +85,13 @@ def publish_current_graph(spark: SparkSession, root: str, log: Callable[[str], N
         base = commits.latest(root)
         with small_settings(spark, CurrentState.rows(base), SMALL_SNAPSHOT_ROWS), commits.Transaction(root, OPERATION) as txn:
             stage_current_graph(spark, txn, CurrentState.of(spark, base))
-            staged = {table.name: (txn.read_staged(spark, table.name), None) for table in t.SNAPSHOTS}
-            files = {name: [p for paths in txn.staged_files(name).values() for p in paths] for name in ("current_jobs", "current_lineage")}
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-snapshot-check") as pool:  # DuckDB beside Spark
+            files = {name: txn.staged_paths(name) for name in ("current_jobs", "current_lineage")}
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-snapshot-check") as pool:  # two DuckDB connections
                 checked = pool.submit(component_problems, files)
-                prints = fingerprints(staged)
-                components = staged["current_jobs"][0].select("component_id").distinct().count()
+                components = stored_components(files["current_jobs"])
                 problems = checked.result()
             check = CheckReport(COMPONENTS, not problems, problems, {"components": components})
-            rows = {name: prints[name][WHOLE].rows for name in staged}
+            rows = {table.name: txn.staged_rows(table.name) for table in t.SNAPSHOTS}
             as_of = base.props.get(FOLD_THROUGH)
             seq = None
             if check.passed:

@@ -80,15 +80,22 @@ class ColumnGraph:
     `aliases` table of the connection): history is read with its datasets named as they are now,
     the way the snapshot re-points them (DESIGN.md section 10)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, warehouse: str, names):
+    def __init__(self, con: duckdb.DuckDBPyConnection, warehouse: str, names, enabled: bool = True):
         self.con = con
+        self.enabled = enabled  # False: never loaded, and a column question is an error
         self.warehouse = warehouse
         self.names = names
         self._history_signature: tuple | None = None
         self.temporary: set[tuple[str, str]] = set()  # (namespace, name) of the current graph's temporary datasets
-        self.current = CurrentFields()
+        self._current = CurrentFields()
         self._windows: dict[Window, WindowIndex] = {}
         self._window_tables = 0  # windows indexed so far (names their runs tables)
+
+    @property
+    def current(self) -> CurrentFields:
+        if not self.enabled:
+            raise RuntimeError("this LineageQuery answers job lineage only (opened with columns=False)")
+        return self._current
 
     # ------------------------------------------------------------------ loading
 
@@ -110,7 +117,7 @@ class ColumnGraph:
             "JOIN fids i ON i.ns = e.input_namespace AND i.name = e.input_name AND i.field = e.input_field"
         )
         con.execute("DROP TABLE cedges_named")
-        self.current = CurrentFields.load(con)
+        self._current = CurrentFields.load(con)
         con.execute("DROP TABLE cedges")  # its rows live in `current.edges` (Arrow)
         self.temporary = {(r[0], r[1]) for r in con.execute("SELECT DISTINCT ns, name FROM fids WHERE temporary").fetchall()}
 

@@ -54,14 +54,16 @@ class WarehouseReadError(OSError):
 class LineageQuery:
     """Answers `lineage()` (current graph, depth in job hops) over a warehouse folder."""
 
-    def __init__(self, warehouse: str):
+    def __init__(self, warehouse: str, columns: bool = True):
+        """`columns=False`: the current job graph only (`lineage()`), for a caller that draws it;
+        the column tables are not loaded, and a question about columns raises."""
         self.warehouse = str(warehouse)
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone = 'UTC'")
         self._seq: int | None = None
         self._commit: commits.Commit | None = None
         self._lock = threading.Lock()
-        self._columns = ColumnGraph(self._con, self.warehouse, self)
+        self._columns = ColumnGraph(self._con, self.warehouse, self, enabled=columns)
         self._rules = load_rules()
         self._canonical: dict[tuple[str, str], tuple[str, str]] = {}  # alias -> canonical (current_aliases)
         self._aliases: dict[tuple[str, str], list[dict[str, str]]] = {}  # canonical -> its aliases
@@ -113,7 +115,8 @@ class LineageQuery:
         for a, b, c, d in rows:
             self._aliases.setdefault((c, d), []).append({"namespace": a, "name": b})
         self._jobs = JobGraph.load(con, self.aliases_of)
-        self._columns.load_current(commit)
+        if self._columns.enabled:
+            self._columns.load_current(commit)
 
     def _load_history(self) -> None:
         """The history tables of the commit loaded (`ColumnGraph.load_history`); a file that cannot
@@ -511,33 +514,16 @@ class LineageQuery:
         return self._columns.traverse(self._column_seeds(ref, None, None), 1, False, False, include_temporary=False)
 
     def current_column_edge_report(self) -> dict[str, int]:
-        """Counts over the published current column edges: how many there are, how many carry a
-        flag (undeclared input, field missing from its version's schema), and how many name a
-        field that the current fields of a dataset with a known schema do not hold, unflagged."""
-        with self._lock:
-            self._refresh()
-            row = self._con.execute(
-                """
-                WITH known AS (SELECT DISTINCT namespace, name FROM cdf)
-                SELECT
-                    count(*) AS edges,
-                    count(*) FILTER (WHERE NOT coalesce(input_declared, true)) AS undeclared_inputs,
-                    count(*) FILTER (WHERE output_field_known = false OR input_field_known = false) AS flagged_unknown_fields,
-                    count(*) FILTER (
-                        WHERE output_field IS NOT NULL AND coalesce(output_field_known, true)
-                          AND (output_namespace, output_name) IN (SELECT (namespace, name) FROM known)
-                          AND (output_namespace, output_name, output_field) NOT IN (SELECT (namespace, name, field_path) FROM cdf)
-                    ) AS unflagged_missing_output_fields,
-                    count(*) FILTER (
-                        WHERE coalesce(input_field_known, true)
-                          AND (input_namespace, input_name) IN (SELECT (namespace, name) FROM known)
-                          AND (input_namespace, input_name, input_field) NOT IN (SELECT (namespace, name, field_path) FROM cdf)
-                    ) AS unflagged_missing_input_fields
-                FROM ccl
-                """
-            ).fetchone()
-            names = [d[0] for d in self._con.description]
-        return dict(zip(names, (int(v) for v in row)))
+        """`column_edge_report` of the newest commit. It reads that commit's two tables where they
+        lie, so a check that asks it does not load the graph (seconds for a large one)."""
+        for attempt in range(5):
+            try:
+                return column_edge_report(commits.latest(self.warehouse))
+            except duckdb.IOException:  # a file pruned between listing and reading: the newest commit again
+                if attempt == 4:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         self._con.close()
@@ -547,6 +533,38 @@ class LineageQuery:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def column_edge_report(commit: commits.Commit) -> dict[str, int]:
+    """Counts over a commit's current column edges: how many there are, how many carry a flag
+    (undeclared input, field missing from its version's schema), and how many name a field that
+    the current fields of a dataset with a known schema do not hold, unflagged."""
+    with duckdb.connect() as con:
+        ccl, cdf = (commits.duckdb_relation_sql(commit, table) for table in ("current_column_lineage", "current_dataset_fields"))
+        cursor = con.execute(
+            f"""
+            WITH ccl AS ({ccl}), cdf AS (SELECT namespace, name, field_path FROM ({cdf})),
+                 known AS (SELECT DISTINCT namespace, name FROM cdf)
+            SELECT
+                count(*) AS edges,
+                count(*) FILTER (WHERE NOT coalesce(input_declared, true)) AS undeclared_inputs,
+                count(*) FILTER (WHERE output_field_known = false OR input_field_known = false) AS flagged_unknown_fields,
+                count(*) FILTER (
+                    WHERE output_field IS NOT NULL AND coalesce(output_field_known, true)
+                      AND (output_namespace, output_name) IN (SELECT (namespace, name) FROM known)
+                      AND (output_namespace, output_name, output_field) NOT IN (SELECT (namespace, name, field_path) FROM cdf)
+                ) AS unflagged_missing_output_fields,
+                count(*) FILTER (
+                    WHERE coalesce(input_field_known, true)
+                      AND (input_namespace, input_name) IN (SELECT (namespace, name) FROM known)
+                      AND (input_namespace, input_name, input_field) NOT IN (SELECT (namespace, name, field_path) FROM cdf)
+                ) AS unflagged_missing_input_fields
+            FROM ccl
+            """
+        )
+        row = cursor.fetchone()
+        names = [d[0] for d in cursor.description]
+    return dict(zip(names, (int(v) for v in row)))
 
 
 def _one_match(refs: list[NodeRef], exists, node_id: str | None, where: str, hint: str) -> NodeRef:

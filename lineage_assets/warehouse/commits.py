@@ -135,18 +135,22 @@ class Commit:
 
     def row_counts(self, table: str, column: str, where: PartitionFilter | None = None) -> dict[str, int]:
         """Rows per value of a partition column, from the Parquet footers (no data is read)."""
-        import pyarrow.parquet as pq
-
         base = os.path.join(self.root, registry.get(table).path)
         counts: dict[str, int] = {}
         for part in self.partitions(table, where):
             value = parse_partition(part).get(column)
-            for name in self.tables[table][part]:
-                counts[value] = counts.get(value, 0) + pq.ParquetFile(os.path.join(base, part, name)).metadata.num_rows
+            counts[value] = counts.get(value, 0) + footer_rows(os.path.join(base, part, name) for name in self.tables[table][part])
         return counts
 
     def file_count(self) -> int:
         return sum(len(files) for parts in self.tables.values() for files in parts.values())
+
+
+def footer_rows(paths) -> int:
+    """The rows of Parquet files, from their footers (no data is read)."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(path).metadata.num_rows for path in paths)
 
 
 def _commit_dir(root: str) -> str:
@@ -366,6 +370,14 @@ class Transaction:
                 out["" if rel == "." else rel.replace(os.sep, "/")] = [os.path.join(dirpath, f) for f in data]
         return out
 
+    def staged_paths(self, table: str) -> list[str]:
+        """The staged files of a table, every partition's."""
+        return [path for paths in self.staged_files(table).values() for path in paths]
+
+    def staged_rows(self, table: str) -> int:
+        """The rows staged for a table, from the Parquet footers (no data is read)."""
+        return footer_rows(self.staged_paths(table))
+
     def read_staged(self, spark, table: str):
         """The staged rows of a table, read back from the files: those Spark wrote (a few files,
         not one per partition; `split_by_partition` checked that the files the commit will
@@ -373,8 +385,7 @@ class Transaction:
         spec, staged = registry.get(table), self.staged[table]
         if staged.written is not None:
             return read_files(spark, spec, _data_files(staged.written), staged.written)
-        paths = [p for files in self.staged_files(table).values() for p in files]
-        return read_files(spark, spec, paths, staged.folder)
+        return read_files(spark, spec, self.staged_paths(table), staged.folder)
 
     def commit(self, info: dict | None = None, props: dict | None = None) -> Commit:
         if self.committed is not None:

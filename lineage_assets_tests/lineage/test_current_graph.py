@@ -91,6 +91,17 @@ def component_problems(jobs: list[dict], edges: list[dict]) -> list[str]:
         return check_components({name: commit.files(name) for name in ("current_jobs", "current_lineage")})
 
 
+def test_stored_components_counts_the_distinct_component_ids_of_the_written_jobs(tmp_path):
+    from lineage_assets.pipeline.checks import stored_components
+
+    jobs = [_job("A", "dataset:ds:X"), _job("B", "dataset:ds:X"), _job("C", "dataset:ds:Z"), _job("lonely", "job:ns:lonely")]
+    with commits.Transaction(str(tmp_path), "test") as txn:
+        txn.stage_arrow(pa.Table.from_pylist(jobs), "current_jobs")
+        assert txn.staged_rows("current_jobs") == 4
+        assert stored_components(txn.staged_paths("current_jobs")) == 3
+    assert stored_components([]) == 0
+
+
 def test_component_problems_passes_on_a_consistent_graph():
     jobs = [_job("A", "dataset:ds:X"), _job("B", "dataset:ds:X"), _job("C", "dataset:ds:Z"), _job("lonely", "job:ns:lonely")]
     edges = [_edge("A", "X", "dataset:ds:X"), _edge("B", "X", "dataset:ds:X", "INPUT"), _edge("C", "Z", "dataset:ds:Z")]

@@ -64,6 +64,28 @@ def test_the_column_fields_check_uses_the_resource_and_can_fail(warehouse):
     assert not result.passed and result.metadata["unflagged_missing_output_fields"].value == 1
 
 
+def test_the_column_edge_report_reads_the_newest_commit_without_loading_the_graph(warehouse):
+    """The check's counts come from the commit's two tables as they lie: the helper loads nothing
+    for them, and it counts what a query over the loaded tables counts."""
+    with LineageQuery(warehouse) as query:
+        report = query.current_column_edge_report()
+        assert query._seq is None  # nothing was loaded
+        [(expected,)] = duckdb.sql(
+            f"SELECT count(*) FROM ({commits.duckdb_relation_sql(commits.latest(warehouse), 'current_column_lineage')})"
+        ).fetchall()
+        assert report["edges"] == expected > 0
+        assert report["unflagged_missing_output_fields"] == report["unflagged_missing_input_fields"] == 0
+
+
+def test_a_query_without_columns_answers_job_lineage_and_refuses_column_questions(warehouse):
+    start = f"job:{NS}:p1.job4"
+    with LineageQuery(warehouse) as whole, LineageQuery(warehouse, columns=False) as jobs_only:
+        assert jobs_only.lineage(start, depth=2) == whole.lineage(start, depth=2)
+        assert not jobs_only._con.execute("SELECT * FROM duckdb_tables() WHERE table_name = 'ccl'").fetchall()
+        with pytest.raises(RuntimeError, match="columns=False"):
+            jobs_only.column_lineage(FIELD, depth=1)
+
+
 def _recommit(warehouse: str) -> None:
     """What a materialization of current_graph does to the files: new files for the four
     snapshot tables, published together by one commit (the replaced files are pruned later)."""
