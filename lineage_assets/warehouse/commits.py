@@ -604,8 +604,8 @@ def split_by_partition(paths: list[str], folder: str, table: registry.Table) -> 
 def read_files(spark, table: registry.Table, paths: list[str], base_path: str):
     from lineage_assets.warehouse.single_partition import single
 
-    if not paths:
-        return spark.createDataFrame([], table.schema)
+    if not paths:  # no files yet (a new warehouse's state): an empty frame, taken into one partition like the rest
+        return single(spark.createDataFrame([], table.schema))
     return single(spark.read.schema(table.schema).option("basePath", base_path).parquet(*paths))
 
 

@@ -78,6 +78,25 @@ def test_committed_files_are_read_in_one_partition(spark, tmp_path):
     assert [(r["job_name"], r["runs"], r["days"]) for r in rows] == [(f"job-{j}", len(range(j, 30, 4)), 3) for j in range(4)]
 
 
+def test_a_table_without_files_is_read_empty_and_in_one_partition(spark, tmp_path):
+    """A new warehouse's state has no files: its empty frame (a local relation of unknown
+    partitioning, which every aggregation shuffles) is taken into one partition too."""
+    root = str(tmp_path / "wh")
+    commit = commits.latest(root)
+    assert commit.files(t.STATE_COLUMNS.name) == []
+
+    def per_job(df: DataFrame) -> DataFrame:
+        return df.groupBy("job_namespace", "job_name").agg(F.count(F.lit(1)).alias("edges"))
+
+    usual = commits.read_table(spark, root, t.STATE_COLUMNS.name, commit=commit)
+    assert _exchanges(per_job(usual)) >= 1
+    with applied(spark, ON):
+        empty = commits.read_table(spark, root, t.STATE_COLUMNS.name, commit=commit)
+        assert empty.rdd.getNumPartitions() == 1 and _exchanges(per_job(empty)) == 0
+        assert per_job(empty).collect() == []
+    assert empty.schema.fieldNames() == t.STATE_COLUMNS.schema.fieldNames()
+
+
 def test_by_column_shuffles_by_the_column_unless_the_session_works_in_one_partition(spark):
     df = spark.range(0, 30, numPartitions=3).select((F.col("id") % 4).alias("day"), "id")
     assert _exchanges(df) == 0
