@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from lineage_assets.identity.aliases import AliasTimeline
+from lineage_assets.lineage.checkpoint import checkpoint
 from lineage_assets.lineage.identity import statement, statement_columns
 from lineage_assets.query.node_ids import dataset_node, job_node
 from lineage_assets.warehouse import tables as t
@@ -84,7 +85,8 @@ def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame
         "job_namespace", "job_name", "version_id",
         F.col("d.namespace").alias("dataset_namespace"), F.col("d.name").alias("dataset_name"), "direction",
     ).transform(lambda df: canonical(df, aliases, "dataset_namespace", "dataset_name")).distinct()
-    edges = edges.join(temporary_datasets(edges, jobs), ["dataset_namespace", "dataset_name"])
+    # kept: collected for the components, then read again by current_jobs and current_lineage
+    edges = edges.join(temporary_datasets(edges, jobs), ["dataset_namespace", "dataset_name"]).transform(checkpoint)
     job_rows = jobs.select("job_namespace", "job_name").collect()
     edge_rows = edges.select("job_namespace", "job_name", "dataset_namespace", "dataset_name").collect()
     nodes = [job_node(r[0], r[1]) for r in job_rows]
