@@ -516,14 +516,17 @@ class LineageQuery:
     def current_column_edge_report(self) -> dict[str, int]:
         """`column_edge_report` of the newest commit. It reads that commit's two tables where they
         lie, so a check that asks it does not load the graph (seconds for a large one)."""
-        for attempt in range(5):
+        attempts = 5
+        for attempt in range(attempts):
+            commit = commits.latest(self.warehouse)
             try:
-                return column_edge_report(commits.latest(self.warehouse))
-            except duckdb.IOException:  # a file pruned between listing and reading: the newest commit again
-                if attempt == 4:
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-        raise AssertionError("unreachable")
+                return column_edge_report(commit)
+            except _READ_ERRORS as exc:
+                if isinstance(exc, duckdb.IOException) and attempt < attempts - 1:  # pruned meanwhile: the newest commit again
+                    time.sleep(0.01 * (attempt + 1))
+                    continue
+                raise WarehouseReadError(f"cannot read commit {commit.seq} of {self.warehouse}: {exc}") from exc
+        raise AssertionError("every attempt returns or raises")
 
     def close(self) -> None:
         self._con.close()

@@ -77,6 +77,16 @@ def test_the_column_edge_report_reads_the_newest_commit_without_loading_the_grap
         assert report["unflagged_missing_output_fields"] == report["unflagged_missing_input_fields"] == 0
 
 
+def test_the_column_edge_report_of_a_damaged_file_is_a_warehouse_read_error(warehouse):
+    from lineage_assets.query.lineage_query import WarehouseReadError
+
+    [path] = commits.committed_files(warehouse, "current_column_lineage")
+    with open(path, "r+b") as handle:
+        handle.truncate(100)
+    with LineageQuery(warehouse) as query, pytest.raises(WarehouseReadError, match="cannot read commit"):
+        query.current_column_edge_report()
+
+
 def test_a_query_without_columns_answers_job_lineage_and_refuses_column_questions(warehouse):
     start = f"job:{NS}:p1.job4"
     with LineageQuery(warehouse) as whole, LineageQuery(warehouse, columns=False) as jobs_only:
