@@ -115,7 +115,7 @@ def staged_column_values(txn: commits.Transaction, table: str, column: str) -> l
 
 
 def staged_reject_preview(txn: commits.Transaction, limit: int = 10) -> list[dict]:
-    files = [f for fs in txn.staged_files(t.REJECTED_EVENTS.name).values() for f in fs]
+    files = txn.staged_paths(t.REJECTED_EVENTS.name)
     rows = _column(files, ["source_file", "source_line", "reason_code", "reason"])
     if rows is None:
         return []

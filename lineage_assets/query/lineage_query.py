@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
+from typing import Callable, TypeVar
 
 import duckdb
 
@@ -43,6 +44,7 @@ from lineage_assets.query.node_ids import (
 )
 from lineage_assets.warehouse import commits
 
+T = TypeVar("T")
 _READ_ERRORS = (duckdb.IOException, duckdb.InvalidInputException)  # a file missing, truncated or not Parquet
 
 
@@ -75,28 +77,39 @@ class LineageQuery:
 
     def _refresh(self, attempts: int = 10) -> None:
         """Load the newest commit's current graph if the warehouse moved on. The tables are loaded
-        in one transaction, so a half-loaded commit is never answered from; a file that vanishes
-        while being read (the commit was pruned meanwhile) gives way to the newest commit."""
-        for attempt in range(attempts):
-            commit = commits.latest(self.warehouse)
+        in one transaction, so a half-loaded commit is never answered from (`_read_newest`)."""
+
+        def load(commit: commits.Commit) -> None:
             if commit.seq == self._seq:
                 return
+            self._con.execute("BEGIN TRANSACTION")
+            self._load(commit)
+            self._con.execute("COMMIT")
+            self._seq, self._commit = commit.seq, commit
+
+        def undo() -> None:  # the connection is left clean whatever failed: the next call loads again
+            self._con.execute("ROLLBACK")
+            self._seq = self._commit = None
+
+        self._read_newest(load, attempts, undo)
+
+    def _read_newest(self, read: Callable[[commits.Commit], T], attempts: int, undo: Callable[[], None] = lambda: None) -> T:
+        """`read(commit)` of the newest commit. A file that vanishes while being read (the commit
+        was pruned meanwhile) gives way to the newest commit; a file that cannot be read is a
+        WarehouseReadError. `undo` runs after any DuckDB error."""
+        for attempt in range(attempts):
+            commit = commits.latest(self.warehouse)
             try:
-                self._con.execute("BEGIN TRANSACTION")
-                self._load(commit)
-                self._con.execute("COMMIT")
-            except duckdb.Error as exc:  # the connection is left clean whatever failed: the next call loads again
-                self._con.execute("ROLLBACK")
-                self._seq = self._commit = None
+                return read(commit)
+            except duckdb.Error as exc:
+                undo()
                 if isinstance(exc, duckdb.IOException) and attempt < attempts - 1:
                     time.sleep(0.01 * (attempt + 1))
                     continue
                 if isinstance(exc, _READ_ERRORS):
                     raise WarehouseReadError(f"cannot read commit {commit.seq} of {self.warehouse}: {exc}") from exc
                 raise
-            self._seq = commit.seq
-            self._commit = commit
-            return
+        raise AssertionError("every attempt returns or raises")
 
     def _load(self, commit: commits.Commit) -> None:
         con = self._con
@@ -516,17 +529,7 @@ class LineageQuery:
     def current_column_edge_report(self) -> dict[str, int]:
         """`column_edge_report` of the newest commit. It reads that commit's two tables where they
         lie, so a check that asks it does not load the graph (seconds for a large one)."""
-        attempts = 5
-        for attempt in range(attempts):
-            commit = commits.latest(self.warehouse)
-            try:
-                return column_edge_report(commit)
-            except _READ_ERRORS as exc:
-                if isinstance(exc, duckdb.IOException) and attempt < attempts - 1:  # pruned meanwhile: the newest commit again
-                    time.sleep(0.01 * (attempt + 1))
-                    continue
-                raise WarehouseReadError(f"cannot read commit {commit.seq} of {self.warehouse}: {exc}") from exc
-        raise AssertionError("every attempt returns or raises")
+        return self._read_newest(column_edge_report, attempts=5)
 
     def close(self) -> None:
         self._con.close()
