@@ -48,22 +48,29 @@ OUTPUTS = t.FOLD_OUTPUTS
 # A range of at most this many events is recomputed whole by the determinism check: choosing a
 # sample and restricting both sides to it costs about what it saves there, and the whole check
 # compares every row. `benchmarks/pipeline.py --cases a --events N --sample S`, one JVM each:
-# 2,000 events, fold 28.0 s whole vs 31.9 s at 0.1; 10,000 events, 40.5 s vs 40.9 s. Refolds
-# alternating whole and 0.1 in one JVM: case c's range (days 300-365 of case b, about 20,000
-# events) 36.5 / 32.0 / 30.7 s vs 35.3 / 34.0 / 30.5 s; 20,000 events of case a's shape (one day,
-# 2,369 jobs) 34.8 / 32.6 / 30.8 / 30.6 s vs 31.8 / 30.9 / 29.5 s.
-WHOLE_CHECK_EVENTS = 25_000
+# 2,000 events, fold 28.0 s whole vs 31.9 s at 0.1; 10,000 events, 40.5 s vs 40.9 s. Above that
+# the sample is cheaper, the more so as the state the range carries grows: case c's range (days
+# 300-365 of case b, 19,289 events, the state of 11,702 jobs carried in) refolded by
+# `benchmarks/fold_jobs.py`, warm passes in one JVM: whole 83.2 / 87.5 s, at 0.1 70.4 / 71.3 s
+# (the whole recompute takes a core the fold's writes wait for); one day of it (274 events) is
+# still cheaper whole: 32.1 / 24.4 s vs 35.1 / 28.8 s.
+WHOLE_CHECK_EVENTS = 10_000
 STAGE_THREADS = 4  # fold outputs staged at a time (`stage_outputs`)
 # A range of at most this many events is folded (and recomputed by the check) with its shuffles
-# in one partition, no adaptive re-planning and no generated code: on small data, re-planning and
-# more partitions cost more than they save (case c of `benchmarks/pipeline.py`, days 300-365 of
-# case b, 20,000 events, two warm passes each in one JVM: the fold with its check 42.9/42.7 s ->
-# 41.4/37.4 s), and so does compiling code for each of its ~260 stages: Janino, then the JIT,
-# compile classes that run a few thousand rows (expressions interpreted instead: 38.6/34.9 s ->
-# 40.9/32.9 s alternating in one JVM, the first of them its first interpreted pass; in a new JVM
-# 61.1-66.2 / 36.7-41.5 / 35.5-35.7 s -> 57.9 / 35.8 / 33.2 s, the JIT's CPU 10-13 s -> 4-6.5 s a
-# warm pass). The tests run every fold so (conftest.TEST_SPARK_CONF) for the same reasons.
+# in one partition and no adaptive re-planning: on small data, re-planning and more partitions
+# cost more than they save (case c of `benchmarks/pipeline.py`, days 300-365 of case b, 20,000
+# events, two warm passes each in one JVM: the fold with its check 42.9/42.7 s -> 41.4/37.4 s).
+# Up to INTERPRETED_RANGE_EVENTS its expressions are also interpreted, no generated code:
+# Janino, then the JIT, compile classes for each of its ~260 stages that run a few thousand rows
+# (a 300-event range: `pipeline.small_data`). Above that, compiling repays itself again: case c's
+# range (19,289 events, 11,702 jobs' state carried in) refolded by `benchmarks/fold_jobs.py` with
+# the sampled check, new JVMs, warm passes: interpreted 77.9 / 71.9 s, generated 65.2 / 61.6 s
+# (the first pass 105.8 s vs 101.4 s); one day of it (274 events, the same state): interpreted
+# 32.1 / 24.4 s, generated 34.3 / 30.1 s (the first 43.2 s vs 77.7 s). (An earlier, smaller fold
+# measured case c about even: generated 38.6 / 34.9 s, interpreted 40.9 / 32.9 s.) The
+# tests run every fold interpreted (conftest.TEST_SPARK_CONF, the session's own setting).
 SMALL_RANGE_EVENTS = 50_000
+INTERPRETED_RANGE_EVENTS = 10_000
 
 
 @dataclass
@@ -159,11 +166,14 @@ def check_rate(events: int, rate: float, whole_below: int = WHOLE_CHECK_EVENTS) 
     return 1.0 if rate >= 1 or events <= whole_below else rate
 
 
-def range_settings(spark: SparkSession, events: int, small_below: int = SMALL_RANGE_EVENTS) -> contextlib.AbstractContextManager[dict[str, str]]:
+def range_settings(
+    spark: SparkSession, events: int, small_below: int = SMALL_RANGE_EVENTS, interpreted_below: int = INTERPRETED_RANGE_EVENTS,
+) -> contextlib.AbstractContextManager[dict[str, str]]:
     """The session's SQL settings for a fold of `events` events, restored afterwards: a range of
-    at most `small_below` events runs with `small_data.SMALL_SETTINGS` (`small_settings`), a
-    larger one with the session's own settings."""
-    return small_settings(spark, events, small_below)
+    at most `small_below` events runs with `small_data.SMALL_SETTINGS` (`small_settings`), its
+    expressions interpreted only up to `interpreted_below` events; a larger one with the
+    session's own settings."""
+    return small_settings(spark, events, small_below, interpreted_below)
 
 
 def fold_through(commit: commits.Commit) -> dt.date | None:

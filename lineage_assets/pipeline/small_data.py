@@ -17,11 +17,13 @@ from pyspark.sql import SparkSession
 
 from lineage_assets.warehouse import single_partition
 
+# Expressions interpreted, no generated code: part of SMALL_SETTINGS, left out of them for work
+# that is small in partitions but runs enough rows to repay compiling (`small_settings`).
+INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 SMALL_SETTINGS = {
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    **INTERPRETED,
     # Runtime Bloom filters: a kept intermediate has no size estimate, so Spark took every one
     # for a huge table and built a filter (a Spark job and a 1 MB bit array) for each join of it
     # with a filtered side: 11 of a small fold's 71 jobs (`benchmarks/fold_jobs.py`).
@@ -48,7 +50,15 @@ def applied(spark: SparkSession, settings: dict[str, str]) -> Iterator[dict[str,
                 spark.conf.set(key, value)
 
 
-def small_settings(spark: SparkSession, size: int, small_below: int) -> contextlib.AbstractContextManager[dict[str, str]]:
+def small_settings(
+    spark: SparkSession, size: int, small_below: int, interpreted_below: int | None = None,
+) -> contextlib.AbstractContextManager[dict[str, str]]:
     """SMALL_SETTINGS while the block runs when `size` is at most `small_below`; otherwise the
-    session's own settings (`applied`). Yields the settings changed."""
-    return applied(spark, SMALL_SETTINGS if size <= small_below else {})
+    session's own settings (`applied`). `interpreted_below`: above this size (and at most
+    `small_below`), SMALL_SETTINGS without INTERPRETED, so the session's own code generation
+    setting holds (default: `small_below`, SMALL_SETTINGS whole). Yields the settings changed."""
+    if size > small_below:
+        return applied(spark, {})
+    if interpreted_below is not None and size > interpreted_below:
+        return applied(spark, {key: value for key, value in SMALL_SETTINGS.items() if key not in INTERPRETED})
+    return applied(spark, SMALL_SETTINGS)
