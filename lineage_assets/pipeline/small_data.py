@@ -5,7 +5,8 @@ and more than one shuffle partition, and compiling generated code for every stag
 the JIT, compile classes that run a few thousand rows). `small_settings` applies SMALL_SETTINGS to
 the session for work of at most a given size and restores the session's own settings afterwards,
 whatever happened inside. Figures: `pipeline.fold.SMALL_RANGE_EVENTS`,
-`pipeline.snapshot.SMALL_SNAPSHOT_ROWS`, README "Pipeline cost".
+`pipeline.fold.INTERPRETED_RANGE_EVENTS`, `pipeline.snapshot.SMALL_SNAPSHOT_ROWS`,
+`pipeline.snapshot.SINGLE_SNAPSHOT_ROWS`, README "Pipeline cost".
 """
 
 from __future__ import annotations

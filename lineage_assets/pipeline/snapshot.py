@@ -24,8 +24,15 @@ OPERATION = "current_graph"  # the commit's operation
 # A current state of at most this many rows (state_jobs, state_columns, state_fields and
 # state_aliases still valid) is built with `small_data.SMALL_SETTINGS`: case b's graph (152 jobs,
 # 2,369 column edges, 2,844 fields), warm passes in one JVM, 4.1-5.5 s -> 3.1-3.8 s (16.1 s ->
-# 12.6 s the first). Case a's (11,702 jobs, ~800,000 column edges) keeps the session's settings.
+# 12.6 s the first).
 SMALL_SNAPSHOT_ROWS = 50_000
+# Up to this many, a larger one is still built in one partition, without adaptive planning, but
+# with generated code (SMALL_SETTINGS without `small_data.INTERPRETED`): today's case b's graph
+# (426,376 current rows: 11,702 jobs, 185,791 column edges, 222,365 fields), `publish_current_graph`
+# alternating in one JVM, each order once: the session's settings 17.9 / 15.7 / 13.7 s and 16.5 /
+# 13.1 / 12.7 s, one partition 14.0 / 12.2 / 10.9 s and 14.1 / 11.9 / 11.8 s. Larger states (case d)
+# keep the session's settings: not measured.
+SINGLE_SNAPSHOT_ROWS = 500_000
 CURRENT_STATE = (t.STATE_JOBS, t.STATE_COLUMNS, t.STATE_FIELDS, t.STATE_ALIASES)
 
 
@@ -83,7 +90,7 @@ def stage_current_graph(spark: SparkSession, txn: commits.Transaction, state: Cu
 def publish_current_graph(spark: SparkSession, root: str, log: Callable[[str], None] = print) -> SnapshotReport:
     with commits.writer(root):
         base = commits.latest(root)
-        with small_settings(spark, CurrentState.rows(base), SMALL_SNAPSHOT_ROWS), commits.Transaction(root, OPERATION) as txn:
+        with small_settings(spark, CurrentState.rows(base), SINGLE_SNAPSHOT_ROWS, SMALL_SNAPSHOT_ROWS), commits.Transaction(root, OPERATION) as txn:
             stage_current_graph(spark, txn, CurrentState.of(spark, base))
             files = {name: txn.staged_paths(name) for name in ("current_jobs", "current_lineage")}
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-snapshot-check") as pool:  # two DuckDB connections

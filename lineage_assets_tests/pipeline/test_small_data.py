@@ -1,6 +1,6 @@
 """The snapshot follows the size of the current state (`small_data.small_settings`): a small
-one is built with SMALL_SETTINGS, a large one with the session's own settings, which come back
-afterwards either way. The size is the rows still valid in the current-state tables, read from
+one is built with SMALL_SETTINGS, a mid-sized one with SMALL_SETTINGS but the session's code
+generation, a large one with the session's own settings, which come back afterwards either way. The size is the rows still valid in the current-state tables, read from
 the Parquet footers."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from lineage_assets.pipeline import snapshot
-from lineage_assets.pipeline.small_data import SMALL_SETTINGS
+from lineage_assets.pipeline.small_data import INTERPRETED, SMALL_SETTINGS
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
 from lineage_assets_tests.pipeline.conftest import SESSION_SETTINGS as SESSION
@@ -62,8 +62,19 @@ def test_a_small_current_state_is_built_with_the_small_settings(session_settings
     assert _settings_while_staging(session_settings, root, monkeypatch) == SMALL_SETTINGS
 
 
-def test_a_large_current_state_keeps_the_session_s_settings(session_settings, tmp_path, monkeypatch):
+def test_a_mid_sized_current_state_is_built_in_one_partition_with_the_session_s_code_generation(session_settings, tmp_path, monkeypatch):
     root = str(tmp_path / "wh")
     _state(root, t.STATE_JOBS, [OPEN] * 3)
     monkeypatch.setattr(snapshot, "SMALL_SNAPSHOT_ROWS", 2)
+    monkeypatch.setattr(snapshot, "SINGLE_SNAPSHOT_ROWS", 3)
+    seen = _settings_while_staging(session_settings, root, monkeypatch)
+    assert seen == {**SMALL_SETTINGS, **{key: SESSION[key] for key in INTERPRETED}}
+    assert seen["spark.sql.codegen.wholeStage"] == "true" and seen["spark.sql.shuffle.partitions"] == "1"
+
+
+def test_a_large_current_state_keeps_the_session_s_settings(session_settings, tmp_path, monkeypatch):
+    root = str(tmp_path / "wh")
+    _state(root, t.STATE_JOBS, [OPEN] * 3)
+    monkeypatch.setattr(snapshot, "SMALL_SNAPSHOT_ROWS", 1)
+    monkeypatch.setattr(snapshot, "SINGLE_SNAPSHOT_ROWS", 2)
     assert _settings_while_staging(session_settings, root, monkeypatch) == SESSION
