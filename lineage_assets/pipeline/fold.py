@@ -62,13 +62,15 @@ STAGE_THREADS = 4  # fold outputs staged at a time (`stage_outputs`)
 # events, two warm passes each in one JVM: the fold with its check 42.9/42.7 s -> 41.4/37.4 s).
 # Up to INTERPRETED_RANGE_EVENTS its expressions are also interpreted, no generated code:
 # Janino, then the JIT, compile classes for each of its ~260 stages that run a few thousand rows
-# (a 300-event range: `pipeline.small_data`). Above that, compiling repays itself again: case c's
-# range (19,289 events, 11,702 jobs' state carried in) refolded by `benchmarks/fold_jobs.py` with
-# the sampled check, new JVMs, warm passes: interpreted 77.9 / 71.9 s, generated 65.2 / 61.6 s
-# (the first pass 105.8 s vs 101.4 s); one day of it (274 events, the same state): interpreted
-# 32.1 / 24.4 s, generated 34.3 / 30.1 s (the first 43.2 s vs 77.7 s). (An earlier, smaller fold
-# measured case c about even: generated 38.6 / 34.9 s, interpreted 40.9 / 32.9 s.) The
-# tests run every fold interpreted (conftest.TEST_SPARK_CONF, the session's own setting).
+# (case c's range on the smaller platform of 2026-11-26, generated -> interpreted: 38.6/34.9 s ->
+# 40.9/32.9 s alternating in one JVM; in a new JVM 61.1-66.2 / 36.7-41.5 / 35.5-35.7 s -> 57.9 /
+# 35.8 / 33.2 s, the JIT's CPU 10-13 s -> 4-6.5 s a warm pass). Above it, on today's platform,
+# compiling repays itself: case c's range (19,289 events, 11,702 jobs' state carried in)
+# refolded by `benchmarks/fold_jobs.py` with the sampled check, new JVMs, warm passes:
+# interpreted 77.9 / 71.9 s, generated 65.2 / 61.6 s (the first pass 105.8 s vs 101.4 s); one day
+# of it (274 events, the same state): interpreted 32.1 / 24.4 s, generated 34.3 / 30.1 s (the
+# first 43.2 s vs 77.7 s). The tests run every fold interpreted (conftest.TEST_SPARK_CONF, the
+# session's own setting).
 SMALL_RANGE_EVENTS = 50_000
 INTERPRETED_RANGE_EVENTS = 10_000
 

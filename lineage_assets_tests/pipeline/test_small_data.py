@@ -1,7 +1,8 @@
 """The snapshot follows the size of the current state (`small_data.small_settings`): a small
 one is built with SMALL_SETTINGS, a mid-sized one with SMALL_SETTINGS but the session's code
-generation, a large one with the session's own settings, which come back afterwards either way. The size is the rows still valid in the current-state tables, read from
-the Parquet footers."""
+generation, a large one with the session's own settings, which come back afterwards either
+way. The size is the rows still valid in the current-state tables, read from the Parquet
+footers."""
 
 from __future__ import annotations
 
