@@ -266,9 +266,18 @@ def sample_frames(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, tu
 
 
 def marked_frames(outputs: dict[str, DataFrame], sample: Sample) -> dict[str, tuple[DataFrame, str | None]]:
-    """Each fold output whole, its sampled rows marked (`mark_sample`), with its day column, ready
-    for `fingerprints_and_marked(..., SAMPLED)`."""
-    return _per_table(outputs, sample, mark_sample)
+    """Each fold output, its sampled rows marked (`mark_sample`), with its day column, ready for
+    `fingerprints_and_marked(..., SAMPLED)`: a history table whole (its days' fingerprints are
+    what its materializations show), a state table only its sampled rows when the sample is
+    partial (its whole fingerprint is shown nowhere; its row count comes from the files' footers),
+    so the written side hashes what the check compares and what is shown, nothing more."""
+    marked = _per_table(outputs, sample, mark_sample)
+    if sample.whole:
+        return marked
+    return {
+        name: (df if t.get(name).kind == "history" else df.filter(F.col(SAMPLED)), day)
+        for name, (df, day) in marked.items()
+    }
 
 
 def _per_table(outputs: dict[str, DataFrame], sample: Sample, rule) -> dict[str, tuple[DataFrame, str | None]]:

@@ -80,13 +80,14 @@ class FoldReport:
     first: dt.date
     last: dt.date
     requested_last: dt.date
-    fingerprints: dict[str, dict[str, Fingerprint]]  # table -> day (or WHOLE) -> fingerprint of what was written
+    fingerprints: dict[str, dict[str, Fingerprint]]  # history table -> day (or WHOLE) -> fingerprint of what was written
     changed_jobs: list[str]
     seconds: dict[str, float]
     checks: list[CheckReport]
     commit_seq: int | None = None
     sample_rate: float = 1.0
     days: list[str] = field(default_factory=list)  # the days of [first, last] a history table has rows of, before or now
+    table_rows: dict[str, int] = field(default_factory=dict)  # every output -> the rows written (the files' footers)
 
     def extra_days(self, asked: list[str]) -> list[str]:
         """The days this fold rewrote beyond those `asked` for (it started earlier, `fold_start`,
@@ -99,6 +100,9 @@ class FoldReport:
         return all(c.passed for c in self.checks)
 
     def rows(self, table: str, day: str | None = None) -> int:
+        """The rows written of `table`, or of its `day` (a history table's)."""
+        if day is None and table in self.table_rows:
+            return self.table_rows[table]
         return self.fingerprints.get(table, {}).get(day or WHOLE, Fingerprint("", 0)).rows
 
     def check(self, name: str) -> CheckReport:
@@ -280,12 +284,13 @@ def _fold_and_commit(
             lap("recompute.wait")
             seconds.update({f"recompute.{step}": s for step, s in recompute.seconds.items()})
             report = FoldReport(
-                first, last, requested_last, written, changed, seconds, [determinism, keys], sample_rate=sample_rate,
-                days=_days_with_rows(base, written, first, last),
+                first, last, requested_last, {table.name: written[table.name] for table in t.HISTORY}, changed, seconds,
+                [determinism, keys], sample_rate=sample_rate, days=_days_with_rows(base, written, first, last),
+                table_rows={name: txn.staged_rows(name) for name in OUTPUTS},
             )
             if report.passed:
                 commit = txn.commit(
-                    {"first": str(first), "last": str(last), "rows": {n: written[n][WHOLE].rows for n in OUTPUTS}},
+                    {"first": str(first), "last": str(last), "rows": report.table_rows},
                     props=progress.after_fold(base, first, last, floor),  # last >= the day folded through before (extended above)
                 )
                 report.commit_seq = commit.seq

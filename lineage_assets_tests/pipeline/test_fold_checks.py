@@ -89,8 +89,13 @@ def test_the_sampled_check_follows_dataset_families_on_a_platform_stream(spark, 
     assert ok.passed and ok.commit_seq == before + 1, [c.problems for c in ok.checks]
     assert ok.rows("dataset_aliases") > 0  # the families are not just the names
     compared = ok.check(DETERMINISM).details["compared_rows"]
-    for table in ("runs", "dataset_versions", "column_lineage", "dataset_fields"):
+    for table in ("runs", "dataset_versions", "column_lineage", "dataset_fields", "state_jobs", "state_fields"):
         assert 0 < compared[table] < ok.rows(table), (table, compared[table], ok.rows(table))
+    # a state table's written rows are hashed only where sampled; its count is the files' own
+    committed = commits.latest(root)
+    for table in ("state_jobs", "state_fields"):
+        assert ok.rows(table) == sum(committed.row_counts(table, "valid_to", commits.on_or_after("valid_to", first)).values())
+        assert table not in ok.fingerprints  # shown nowhere: only history tables' days are
 
 
 def test_a_wrong_component_id_blocks_the_snapshot_and_readers_stay_on_the_previous_one(spark, tmp_path, monkeypatch):
