@@ -53,7 +53,7 @@ def spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from lineage_assets.defs.resources import spark_conf_from_env
+    from lineage_assets.defs.resources import resolve_jvm_names, spark_conf_from_env
 
     builder = SparkSession.builder
     conf = spark_conf_from_env()  # the defaults with TEST_SPARK_CONF over them
@@ -62,6 +62,7 @@ def spark():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    resolve_jvm_names(session)  # as the Dagster resource does (resources.LineageSparkResource)
     yield session
     session.stop()
 

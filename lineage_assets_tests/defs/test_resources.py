@@ -49,3 +49,34 @@ def test_pyspark_functions_do_not_send_their_call_site(spark, monkeypatch):
         patch.setattr(ClientServerConnection, "send_command", counting)
         F.col("x")
     assert 0 < len(sent) <= 4, sent  # with the call site sent: 13
+
+
+def test_the_jvm_names_pyspark_uses_are_resolved_once_for_the_session(spark, monkeypatch):
+    """The Dagster resource's session holds the JVM classes PySpark names on every call
+    (resources.JVM_NAMES) resolved on its JVM view, so F.col, F.lit and a list converted for a
+    select send no Py4J lookup of a class name, only their own calls."""
+    from py4j import protocol
+    from py4j.clientserver import ClientServerConnection
+    from pyspark.sql import functions as F
+
+    from lineage_assets.defs.resources import JVM_NAMES, spark_resource
+
+    view = spark.sparkContext._jvm
+    for name in JVM_NAMES:  # as a fresh JVM's view has them: unresolved
+        vars(view).pop(name, None)
+    session = spark_resource().spark_session  # getOrCreate: this process's session, through the resource
+    assert session.sparkContext._jvm is view
+    assert all(name in vars(view) for name in JVM_NAMES)
+    lookup = protocol.REFLECTION_COMMAND_NAME + protocol.REFL_GET_UNKNOWN_SUB_COMMAND_NAME
+    sent = []
+    real = ClientServerConnection.send_command
+
+    def counting(self, command, *args, **kwargs):
+        sent.append(command)
+        return real(self, command, *args, **kwargs)
+
+    frame = spark.range(1)
+    with monkeypatch.context() as patch:
+        patch.setattr(ClientServerConnection, "send_command", counting)
+        frame.select(F.col("id"), F.lit(1), F.when(F.col("id") > 0, "x"))
+    assert sent and not [command for command in sent if command.startswith(lookup)], sent
