@@ -10,8 +10,8 @@ partition were cut into N files by a hash of the row's key (a file is rewritten 
 row that changed, was added or was removed). Not a test.
 
 `benchmarks/pipeline.py --cases b,c --work DIR` leaves DIR/wh_b with case b's fold and case c's
-refold (their sequence numbers are in each commit's `info.operation`, `lineage_fold`); case c
-refolds from 2025-10-27.
+refold: the two commits of `_commits/` whose `info.operation` is `lineage_fold` (3 and 7 there);
+case c refolds from 2025-10-27.
 """
 
 from __future__ import annotations
@@ -42,11 +42,9 @@ def compare_table(con: duckdb.DuckDBPyConnection, before: commits.Commit, after:
     rows = con.execute("SELECT count(*) FROM new").fetchone()[0]
     if rows == 0:
         return None
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE moved AS (SELECT * FROM new EXCEPT ALL SELECT * FROM old) "
-        "UNION ALL (SELECT * FROM old EXCEPT ALL SELECT * FROM new)"
-    )
-    changed = con.execute("SELECT count(*) FROM (SELECT * FROM new EXCEPT ALL SELECT * FROM old)").fetchone()[0]
+    con.execute("CREATE OR REPLACE TEMP TABLE added AS SELECT * FROM new EXCEPT ALL SELECT * FROM old")  # new or changed
+    con.execute("CREATE OR REPLACE TEMP TABLE moved AS SELECT * FROM added UNION ALL (SELECT * FROM old EXCEPT ALL SELECT * FROM new)")
+    changed = con.execute("SELECT count(*) FROM added").fetchone()[0]
     partitions = con.execute(f'SELECT count(DISTINCT "{day}") FROM new').fetchone()[0]
     touched = con.execute(f'SELECT count(DISTINCT "{day}") FROM moved').fetchone()[0]
     rewritten = {}

@@ -100,10 +100,11 @@ class FoldReport:
         return all(c.passed for c in self.checks)
 
     def rows(self, table: str, day: str | None = None) -> int:
-        """The rows written of `table`, or of its `day` (a history table's)."""
-        if day is None and table in self.table_rows:
-            return self.table_rows[table]
-        return self.fingerprints.get(table, {}).get(day or WHOLE, Fingerprint("", 0)).rows
+        """The rows written of `table` (the files' footers), or of its `day` (a history table's
+        fingerprint of that day)."""
+        if day is None:
+            return self.table_rows.get(table, 0)
+        return self.fingerprints.get(table, {}).get(day, Fingerprint("", 0)).rows
 
     def check(self, name: str) -> CheckReport:
         return next(c for c in self.checks if c.name == name)

@@ -33,11 +33,18 @@ def test_pyspark_functions_do_not_send_their_call_site(spark, monkeypatch):
     the Py4J round trips of its own call only."""
     from pyspark.errors import utils as pyspark_errors
     from pyspark.sql import functions as F
-    from py4j.clientserver import ClientServerConnection
 
     assert spark_conf_from_env({})["spark.python.sql.dataFrameDebugging.enabled"] == "false"
     assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
     assert pyspark_errors.is_debugging_enabled() is False
+    sent = _commands_sent(monkeypatch, lambda: F.col("x"))
+    assert 0 < len(sent) <= 4, sent  # with the call site sent: 13
+
+
+def _commands_sent(monkeypatch, action) -> list[str]:
+    """The Py4J commands `action()` sends to the JVM."""
+    from py4j.clientserver import ClientServerConnection
+
     sent = []
     real = ClientServerConnection.send_command
 
@@ -47,8 +54,8 @@ def test_pyspark_functions_do_not_send_their_call_site(spark, monkeypatch):
 
     with monkeypatch.context() as patch:
         patch.setattr(ClientServerConnection, "send_command", counting)
-        F.col("x")
-    assert 0 < len(sent) <= 4, sent  # with the call site sent: 13
+        action()
+    return sent
 
 
 def test_the_jvm_names_pyspark_uses_are_resolved_once_for_the_session(spark, monkeypatch):
@@ -56,7 +63,6 @@ def test_the_jvm_names_pyspark_uses_are_resolved_once_for_the_session(spark, mon
     (resources.JVM_NAMES) resolved on its JVM view, so F.col, F.lit and a list converted for a
     select send no Py4J lookup of a class name, only their own calls."""
     from py4j import protocol
-    from py4j.clientserver import ClientServerConnection
     from pyspark.sql import functions as F
 
     from lineage_assets.defs.resources import JVM_NAMES, spark_resource
@@ -68,15 +74,6 @@ def test_the_jvm_names_pyspark_uses_are_resolved_once_for_the_session(spark, mon
     assert session.sparkContext._jvm is view
     assert all(name in vars(view) for name in JVM_NAMES)
     lookup = protocol.REFLECTION_COMMAND_NAME + protocol.REFL_GET_UNKNOWN_SUB_COMMAND_NAME
-    sent = []
-    real = ClientServerConnection.send_command
-
-    def counting(self, command, *args, **kwargs):
-        sent.append(command)
-        return real(self, command, *args, **kwargs)
-
     frame = spark.range(1)
-    with monkeypatch.context() as patch:
-        patch.setattr(ClientServerConnection, "send_command", counting)
-        frame.select(F.col("id"), F.lit(1), F.when(F.col("id") > 0, "x"))
+    sent = _commands_sent(monkeypatch, lambda: frame.select(F.col("id"), F.lit(1), F.when(F.col("id") > 0, "x")))
     assert sent and not [command for command in sent if command.startswith(lookup)], sent
