@@ -130,7 +130,7 @@ def _stream() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def folded(spark):
-    return fold_stream(spark, _stream())
+    return fold_stream(spark, _stream() + _alias_scenario())
 
 
 def _of(folded, output_name: str) -> list[dict]:
@@ -219,31 +219,38 @@ def _symlinks(namespace: str, name: str) -> dict:
     return {"identifiers": [{"namespace": namespace, "name": name, "type": "TABLE"}]}
 
 
-def test_a_facet_naming_an_input_by_another_of_its_names_and_an_alias_learnt_later(spark):
-    """DESIGN.md sections 4 and 10. A reader declares a table and its facet names the table's
-    path (an alias another producer stated); another declares a dataset and its facet names one
-    of its partitions: each edge is the declared input's, with the version the run read (before:
-    a null version, `input_declared` false, the partition kept as a dataset). A job writes a path,
-    then the table, and a later facet says they are one: the current column lineage is the latest
-    run's alone (before: both runs' edges stayed current)."""
-    hive, d2, d3 = "hive://meta:9083", "2024-05-02", "2024-05-03"
+HIVE = "hive://meta:9083"
+
+
+def _alias_scenario() -> list[dict]:
+    """The scenario of `test_a_facet_naming_an_input_by_another_of_its_names_and_an_alias_learnt_later`,
+    in jobs and datasets of its own: it joins the module's one stream."""
     direct = ("DIRECT", "IDENTITY")
     events = [
-        run_event(f"{D}T01:00:00Z", "COMPLETE", "t-w", "t_w", [], [ds("/wh/t", "file", symlinks=_symlinks(hive, "db.t"))]),
-        run_event(f"{D}T02:10:00Z", "COMPLETE", "t-r", "t_r", [ds("db.t", hive)],
+        run_event(f"{D}T01:00:00Z", "COMPLETE", "t-w", "t_w", [], [ds("/wh/t", "file", symlinks=_symlinks(HIVE, "db.t"))]),
+        run_event(f"{D}T02:10:00Z", "COMPLETE", "t-r", "t_r", [ds("db.t", HIVE)],
                   [ds("t_out", columnLineage=_cll({"c": {"inputFields": [_input("/wh/t", "a", direct, namespace="file")]}}))]),
         run_event(f"{D}T03:00:00Z", "COMPLETE", "p-w", "p_w", [], [ds("events", "s3://lake")]),
         run_event(f"{D}T04:10:00Z", "COMPLETE", "p-r", "p_r", [ds("events", "s3://lake")],
                   [ds("p_out", columnLineage=_cll({"c": {"inputFields": [_input("events/date=2024-05-01/", "a", direct, namespace="s3://lake")]}}))]),
         run_event(f"{D}T16:00:00Z", "COMPLETE", "m-1", "m", ["m_src"],
                   [ds("/wh/m", "file", columnLineage=_cll({"c": {"inputFields": [_input("m_src", "a", direct)]}}))]),
-        run_event(f"{d2}T16:00:00Z", "COMPLETE", "m-2", "m", ["m_src"],
-                  [ds("db.m", hive, columnLineage=_cll({"c": {"inputFields": [_input("m_src", "b", direct)]}}))]),
-        run_event(f"{d3}T16:00:00Z", "COMPLETE", "m-t", "m_tagger", [ds("/wh/m", "file", symlinks=_symlinks(hive, "db.m"))], ["m_out"]),
+        run_event(f"{D2}T16:00:00Z", "COMPLETE", "m-2", "m", ["m_src"],
+                  [ds("db.m", HIVE, columnLineage=_cll({"c": {"inputFields": [_input("m_src", "b", direct)]}}))]),
+        run_event(f"{D3}T16:00:00Z", "COMPLETE", "m-t", "m_tagger", [ds("/wh/m", "file", symlinks=_symlinks(HIVE, "db.m"))], ["m_out"]),
     ]
-    folded = fold_stream(spark, events)
+    return events
+
+
+def test_a_facet_naming_an_input_by_another_of_its_names_and_an_alias_learnt_later(spark, folded):
+    """DESIGN.md sections 4 and 10. A reader declares a table and its facet names the table's
+    path (an alias another producer stated); another declares a dataset and its facet names one
+    of its partitions: each edge is the declared input's, with the version the run read (before:
+    a null version, `input_declared` false, the partition kept as a dataset). A job writes a path,
+    then the table, and a later facet says they are one: the current column lineage is the latest
+    run's alone (before: both runs' edges stayed current)."""
     read = {(r["run_id"], v["namespace"], v["name"]): v["version_id"] for r in folded.run_lineage for v in r["input_versions"]}
-    for run, output, dataset in (("t-r", "t_out", (hive, "db.t")), ("p-r", "p_out", ("s3://lake", "events"))):
+    for run, output, dataset in (("t-r", "t_out", (HIVE, "db.t")), ("p-r", "p_out", ("s3://lake", "events"))):
         [edge] = [e for e in folded.column_lineage if e["output_name"] == output]
         assert (edge["input_namespace"], edge["input_name"], edge["input_declared"]) == (*dataset, True), edge
         assert edge["input_version_id"] == read[(run_uuid(run), *dataset)] is not None

@@ -64,6 +64,9 @@ STREAM = [
               [ds("events/date=2024-04-01/", "s3://lake"), ds("events/date=2024-04-02/", "s3://lake")]),
     run_event(t(D3, "07:00"), "COMPLETE", "f-full", "f_full", [], [ds("events", "s3://lake")]),
     run_event(t(D3, "07:30"), "COMPLETE", "f-read2", "f_reader", [ds("events/date=2024-05-01/", "s3://lake")], [ds("f_out", "f")]),
+    # H. a path writer and a table reader, one dataset once a later statement says so (LATE_ALIAS, on D4)
+    run_event(t(D1, "01:00"), "COMPLETE", "old-write", "old_writer", [], [ds("/wh/late", "file")]),
+    run_event(t(D1, "02:00"), "COMPLETE", "table-read", "table_reader", [ds("db.late", HIVE)], [ds("late_out")]),
     # G. a table whose name only looks like a partition is its own dataset
     run_event(t(D1, "09:00"), "COMPLETE", "g-1", "g_writer", [], [ds("public.sales_20240101", "postgres://db:5432"), ds("public.sales", "postgres://db:5432")]),
 ]
@@ -156,30 +159,20 @@ def test_the_current_graph_names_canonical_datasets_and_lists_their_aliases(temp
         ]
 
 
-def test_an_alias_learnt_later_re_points_earlier_lineage_on_the_next_snapshot(spark, tmp_path):
+def test_an_alias_learnt_later_re_points_earlier_lineage_on_the_next_snapshot(spark, temporary_warehouse, day_four):
     """The path writer and the table reader are two components until a later event says the
-    path is the table; then the next snapshot joins them, and history keeps what it wrote."""
-    warehouse = str(tmp_path)
-    day1 = [
-        run_event(t(D1, "01:00"), "COMPLETE", "old-write", "old_writer", [], [ds("/wh/late", "file")]),
-        run_event(t(D1, "02:00"), "COMPLETE", "table-read", "table_reader", [ds("db.late", HIVE)], [ds("late_out")]),
-    ]
-    day2 = [run_event(t(D2, "01:00"), "COMPLETE", "new-write", "new_writer", [], [symlinked("file", "/wh/late", (HIVE, "db.late", "TABLE"))])]
-    for events, day in ((day1, D1), (day2, D2)):
-        commit_events(spark, warehouse, events)
-        first = __import__("datetime").date.fromisoformat(day)
-        assert run_fold(spark, warehouse, first, first, log=lambda _m: None).passed
-        assert publish_current_graph(spark, warehouse, log=lambda _m: None).passed
-        with LineageQuery(warehouse) as query:
-            component = query.lineage("job:ns:old_writer", depth=5).ids
-        if day == D1:
-            assert component == {"job:ns:old_writer", "dataset:file:/wh/late"}
+    path is the table (LATE_ALIAS: the path writer's first day is in the module's stream, the
+    statement lands on D4); then the next snapshot joins them, and history keeps what it wrote."""
+    with LineageQuery(temporary_warehouse) as query:
+        assert query.lineage("job:ns:old_writer", depth=5).ids == {"job:ns:old_writer", "dataset:file:/wh/late"}
+    with LineageQuery(day_four) as query:
+        component = query.lineage("job:ns:old_writer", depth=5).ids
     assert component == {
         "job:ns:old_writer", "job:ns:new_writer", "job:ns:table_reader", f"dataset:{HIVE}:db.late", "dataset:ds:late_out",
     }
     from lineage_assets.warehouse import commits
 
-    history = commits.read_table(spark, warehouse, "dataset_versions").collect()
+    history = commits.read_table(spark, day_four, "dataset_versions").collect()
     assert {(r["namespace"], r["name"]) for r in history if r["run_id"] == run_uuid("old-write")} == {("file", "/wh/late")}
 
 
@@ -216,6 +209,9 @@ TEMPORARY = [
 ]
 OUTSIDE = [  # later, a job outside the parent run reads the children's tmp
     run_event(t(D4, "05:00"), "COMPLETE", "k-out", "outsider", [ds("k_tmp", "t")], [ds("o_final", "t")]),
+]
+LATE_ALIAS = [  # later, a new writer of the path says it is the table
+    run_event(t(D4, "01:00"), "COMPLETE", "new-write", "new_writer", [], [symlinked("file", "/wh/late", (HIVE, "db.late", "TABLE"))]),
 ]
 
 
@@ -270,16 +266,24 @@ def test_a_temporary_dataset_inside_a_cycle(temporary_warehouse):
         assert {n.data["componentId"] for n in full.graph} == {min(full.ids)}
 
 
-def test_an_outside_reader_makes_it_ordinary_at_the_next_snapshot(spark, temporary_warehouse, tmp_path):
+@pytest.fixture(scope="module")
+def day_four(spark, temporary_warehouse, tmp_path_factory) -> str:
+    """A copy of the module's published warehouse with D4's events (OUTSIDE, LATE_ALIAS) folded
+    and published."""
+    import datetime as dt
     import shutil
 
-    warehouse = str(tmp_path / "wh")
+    warehouse = str(tmp_path_factory.mktemp("day_four") / "wh")
     shutil.copytree(temporary_warehouse, warehouse)
-    commit_events(spark, warehouse, OUTSIDE)
-    day = __import__("datetime").date.fromisoformat(D4)
+    commit_events(spark, warehouse, OUTSIDE + LATE_ALIAS)
+    day = dt.date.fromisoformat(D4)
     assert run_fold(spark, warehouse, day, day, log=lambda _m: None).passed
     assert publish_current_graph(spark, warehouse, log=lambda _m: None).passed
-    with LineageQuery(warehouse) as query:
+    return warehouse
+
+
+def test_an_outside_reader_makes_it_ordinary_at_the_next_snapshot(day_four):
+    with LineageQuery(day_four) as query:
         graph = query.lineage("job:ns:app.a", depth=1)
         assert graph.node("dataset:t:k_tmp").data["temporary"] is False
         assert "dataset:t:k_tmp" in graph.ids and "bridged" not in graph.node("job:ns:app.a").data

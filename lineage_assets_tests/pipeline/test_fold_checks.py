@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from dataclasses import dataclass
 
 import pytest
 from pyspark.sql import functions as F
@@ -98,10 +99,9 @@ def test_the_sampled_check_follows_dataset_families_on_a_platform_stream(spark, 
         assert table not in ok.fingerprints  # shown nowhere: only history tables' days are
 
 
-def test_a_wrong_component_id_blocks_the_snapshot_and_readers_stay_on_the_previous_one(spark, tmp_path, monkeypatch):
-    root = str(tmp_path / "wh")
-    commit_events(spark, root, chain_events(["2024-06-01"]))
-    assert run_fold(spark, root, dt.date(2024, 6, 1), dt.date(2024, 6, 1), log=lambda _m: None).passed
+def test_a_wrong_component_id_blocks_the_snapshot_and_readers_stay_on_the_previous_one(spark, chain, monkeypatch):
+    root = chain.root
+    assert chain.folded.passed
     first = publish_current_graph(spark, root, log=lambda _m: None)
     assert first.passed and first.components == 1
     with LineageQuery(root) as query:
@@ -122,15 +122,13 @@ def test_a_wrong_component_id_blocks_the_snapshot_and_readers_stay_on_the_previo
     assert commits.latest(root).seq == first.commit_seq
 
 
-def test_the_key_check_finds_repeated_keys_and_dangling_references(spark, tmp_path):
+def test_the_key_check_finds_repeated_keys_and_dangling_references(spark, chain):
     """`key_problems` passes on a fold's committed tables and names each table whose key repeats
     (keys are grouped by hash first, then exactly) and each reference that points nowhere."""
     from lineage_assets.pipeline.checks import key_problems
     from lineage_assets.pipeline.fold import OUTPUTS
 
-    root = str(tmp_path / "wh")
-    commit_events(spark, root, chain_events(["2024-06-01", "2024-06-02"]))
-    assert run_fold(spark, root, dt.date(2024, 6, 1), dt.date(2024, 6, 2), log=lambda _m: None).passed
+    root = chain.root
     tables = {name: commits.read_table(spark, root, name) for name in OUTPUTS}
     edge = tables["dataset_versions"].limit(1).select(*[  # a column edge of a written version (the chain declares none)
         F.col("version_id").alias(f.name) if f.name == "output_version_id" else F.lit(None).cast(f.dataType).alias(f.name)
@@ -148,29 +146,39 @@ def test_the_key_check_finds_repeated_keys_and_dangling_references(spark, tmp_pa
     assert len(problems) == 1 and problems[0].startswith("a run names a job version that job_versions does not hold")
 
 
-def test_a_failure_beside_or_in_the_recompute_commits_nothing_and_leaves_no_thread(spark, tmp_path, monkeypatch):
-    """The recompute runs in a thread of its own: what it raises reaches the fold's caller, a
-    failure of the fold itself cancels it, and neither commits anything or leaves it running."""
+CHAIN_DAYS = (dt.date(2024, 6, 1), dt.date(2024, 6, 2))
+
+
+@dataclass
+class Chain:
+    """The two-day chain's warehouse: what two folds that failed raised and left behind, then the
+    fold that committed (the key, component and failure tests share it: one fold, not three)."""
+
+    root: str
+    before: int  # the commit before any fold
+    failures: dict[str, tuple[BaseException | None, int, list[str]]]  # what raised, the latest commit, recompute threads
+    folded: object  # the FoldReport of the fold that committed
+
+
+def _recompute_threads() -> list[str]:
     import threading
 
+    return [t.name for t in threading.enumerate() if t.name.startswith("lineage-fold-recompute-")]
+
+
+@pytest.fixture(scope="module")
+def chain(spark, tmp_path_factory) -> Chain:
+    """The recompute runs in a thread of its own: what it raises reaches the fold's caller, a
+    failure of the fold itself cancels it, and neither commits anything or leaves it running;
+    then a fold of the same range commits (nothing left in the way)."""
     from lineage_assets.pipeline import fold as pipeline_fold
 
-    root = str(tmp_path / "wh")
-    commit_events(spark, root, chain_events(["2024-06-01"]))
+    root = str(tmp_path_factory.mktemp("chain") / "wh")
+    commit_events(spark, root, chain_events([str(day) for day in CHAIN_DAYS]))
     before = commits.latest(root).seq
-    day = dt.date(2024, 6, 1)
-
-    def recompute_threads() -> list[str]:
-        return [t.name for t in threading.enumerate() if t.name.startswith("lineage-fold-recompute-")]
 
     def broken_recompute(*_a, **_k):
         raise RuntimeError("recompute broke")
-
-    with monkeypatch.context() as patch:
-        patch.setattr(pipeline_fold, "recompute_sample", broken_recompute)
-        with pytest.raises(RuntimeError, match="recompute broke"):
-            run_fold(spark, root, day, day, log=lambda _m: None)
-    assert commits.latest(root).seq == before and recompute_threads() == []
 
     real_stage = commits.Transaction.stage
 
@@ -179,9 +187,25 @@ def test_a_failure_beside_or_in_the_recompute_commits_nothing_and_leaves_no_thre
             raise OSError("disk full")
         return real_stage(self, df, table, *a, **k)
 
-    with monkeypatch.context() as patch:
-        patch.setattr(commits.Transaction, "stage", broken_stage)
-        with pytest.raises(OSError, match="disk full"):
-            run_fold(spark, root, day, day, log=lambda _m: None)
-    assert commits.latest(root).seq == before and recompute_threads() == []
-    assert run_fold(spark, root, day, day, log=lambda _m: None).commit_seq == before + 1  # nothing left in the way
+    failures = {}
+    for name, target, attribute, broken in (("recompute", pipeline_fold, "recompute_sample", broken_recompute),
+                                             ("stage", commits.Transaction, "stage", broken_stage)):
+        raised = None
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(target, attribute, broken)
+            try:
+                run_fold(spark, root, *CHAIN_DAYS, log=lambda _m: None)
+            except (RuntimeError, OSError) as exc:
+                raised = exc
+        failures[name] = (raised, commits.latest(root).seq, _recompute_threads())
+    return Chain(root, before, failures, run_fold(spark, root, *CHAIN_DAYS, log=lambda _m: None))
+
+
+def test_a_failure_beside_or_in_the_recompute_commits_nothing_and_leaves_no_thread(chain):
+    raised, seq, threads = chain.failures["recompute"]
+    assert isinstance(raised, RuntimeError) and "recompute broke" in str(raised)
+    assert seq == chain.before and threads == []
+    raised, seq, threads = chain.failures["stage"]
+    assert isinstance(raised, OSError) and "disk full" in str(raised)
+    assert seq == chain.before and threads == []
+    assert chain.folded.commit_seq == chain.before + 1  # nothing left in the way
