@@ -1,0 +1,77 @@
+"""How much of a fold's `write` step is writing: the same refold staged as Parquet or sent to
+Spark's `noop` sink (every output computed, nothing written), alternating in one JVM. Not a test;
+it folds a copy of the warehouse and commits nothing (each pass stops after its `write` step).
+
+    python benchmarks/write_share.py WAREHOUSE FIRST LAST [--passes 6] [--sample 0.1]
+
+Case c's refold: WAREHOUSE a copy of case b's warehouse (`benchmarks/pipeline.py --cases b
+--work DIR` leaves DIR/wh_b before case c lands), FIRST its late day (2025-10-27), LAST the last
+day (2025-12-31). The first pass runs in a new JVM: compare the later ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from lineage_assets.defs.resources import spark_resource
+from lineage_assets.identity.partitions import load_rules
+from lineage_assets.pipeline import fold
+from lineage_assets.warehouse import commits
+
+
+class _Written(Exception):
+    """Raised where the fold first reads back what it staged: the pass ends after `write`."""
+
+
+def _noop_stage(_txn, df, table, *_args, **_kwargs) -> None:
+    frame = df.select(*table.column_names)
+    if table.partition_by:
+        frame = frame.sortWithinPartitions(*table.partition_by)
+    frame.write.format("noop").mode("overwrite").save()
+
+
+def _stop(*_args, **_kwargs):
+    raise _Written()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("warehouse")
+    parser.add_argument("first", type=dt.date.fromisoformat)
+    parser.add_argument("last", type=dt.date.fromisoformat)
+    parser.add_argument("--passes", type=int, default=6)
+    parser.add_argument("--sample", type=float, default=0.1)
+    args = parser.parse_args()
+    spark = spark_resource({"spark.ui.enabled": "false"}).spark_session
+    spark.sparkContext.setLogLevel("ERROR")
+    parquet = commits.Transaction.stage
+    commits.Transaction.read_staged = _stop
+    work = tempfile.mkdtemp(prefix="write_share_")
+    copy = os.path.join(work, "wh")
+    shutil.copytree(args.warehouse, copy)
+    try:
+        for n in range(args.passes):
+            sink = ("parquet", "noop")[n % 2]
+            commits.Transaction.stage = parquet if sink == "parquet" else _noop_stage
+            laps, began = fold.Laps(), time.monotonic()
+            try:
+                with commits.writer(copy):
+                    fold._fold_and_commit(spark, copy, commits.latest(copy), args.first, args.last, args.last,
+                                          args.sample, load_rules(), fold.WHOLE_CHECK_EVENTS, laps)
+            except _Written:
+                pass
+            print(f"pass {n} ({sink}): {time.monotonic() - began:.1f} s; write {laps.seconds.get('write', 0):.1f} s; "
+                  + ", ".join(f"{step} {s:.1f}" for step, s in laps.seconds.items() if step != "write"), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
