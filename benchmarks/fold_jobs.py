@@ -54,17 +54,29 @@ def job_sites(listed: list, top: int = 25) -> list[str]:
     return [f"    {n:3d} jobs {st:4d} stages {sec:6.1f}s  {site}" for site, (n, st, sec) in ranked]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def refold_parser(doc: str, passes: int) -> argparse.ArgumentParser:
+    """The arguments of a script that refolds a copy of WAREHOUSE's days FIRST..LAST in passes."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("warehouse")
     parser.add_argument("first", type=dt.date.fromisoformat)
     parser.add_argument("last", type=dt.date.fromisoformat)
-    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--passes", type=int, default=passes)
     parser.add_argument("--sample", type=float, default=0.1)
-    parser.add_argument("--sites", action="store_true", help="also print each pass's jobs by call site")
-    args = parser.parse_args()
+    return parser
+
+
+def quiet_session():
+    """The Dagster resource's session (the production settings, LINEAGE_SPARK_CONF over them), UI off."""
     spark = spark_resource({"spark.ui.enabled": "false"}).spark_session
     spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def main() -> int:
+    parser = refold_parser(__doc__, passes=3)
+    parser.add_argument("--sites", action="store_true", help="also print each pass's jobs by call site")
+    args = parser.parse_args()
+    spark = quiet_session()
     work = tempfile.mkdtemp(prefix="fold_jobs_")
     copy = os.path.join(work, "wh")
     last_job = spark_counts(jobs_after(spark, -1), -1)[3]

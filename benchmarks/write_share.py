@@ -11,15 +11,13 @@ day (2025-12-31). The first pass runs in a new JVM: compare the later ones.
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
 import os
 import shutil
 import sys
 import tempfile
 import time
 
-from lineage_assets.defs.resources import spark_resource
+from fold_jobs import quiet_session, refold_parser  # beside this script
 from lineage_assets.identity.partitions import load_rules
 from lineage_assets.pipeline import fold
 from lineage_assets.warehouse import commits
@@ -41,15 +39,8 @@ def _stop(*_args, **_kwargs):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("warehouse")
-    parser.add_argument("first", type=dt.date.fromisoformat)
-    parser.add_argument("last", type=dt.date.fromisoformat)
-    parser.add_argument("--passes", type=int, default=6)
-    parser.add_argument("--sample", type=float, default=0.1)
-    args = parser.parse_args()
-    spark = spark_resource({"spark.ui.enabled": "false"}).spark_session
-    spark.sparkContext.setLogLevel("ERROR")
+    args = refold_parser(__doc__, passes=6).parse_args()
+    spark = quiet_session()
     parquet = commits.Transaction.stage
     commits.Transaction.read_staged = _stop
     work = tempfile.mkdtemp(prefix="write_share_")
