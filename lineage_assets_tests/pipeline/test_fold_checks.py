@@ -16,7 +16,7 @@ from lineage_assets.lineage import current as current_module
 from lineage_assets.lineage import fold as fold_module
 from lineage_assets.identity.partitions import load_rules
 from lineage_assets.pipeline.checks import compare, sample_inputs
-from lineage_assets.pipeline.fold import DETERMINISM, WHOLE_CHECK_EVENTS, check_rate, fold_inputs, run_fold
+from lineage_assets.pipeline.fold import DETERMINISM, WHOLE_CHECK_EVENTS, FoldReport, check_rate, fold_inputs, run_fold
 from lineage_assets.pipeline.snapshot import publish_current_graph
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as registry
@@ -99,6 +99,61 @@ def test_the_sampled_check_follows_dataset_families_on_a_platform_stream(spark, 
         assert table not in ok.fingerprints  # shown nowhere: only history tables' days are
 
 
+CHAIN_DAYS = (dt.date(2024, 6, 1), dt.date(2024, 6, 2))
+
+
+@dataclass
+class Chain:
+    """The two-day chain's warehouse: what two folds that failed raised and left behind, then the
+    fold that committed (the key, component and failure tests share it: one fold, not three)."""
+
+    root: str
+    before: int  # the commit before any fold
+    failures: dict[str, tuple[BaseException | None, int, list[str]]]  # what raised, the latest commit, recompute threads
+    folded: FoldReport  # the fold that committed
+
+
+def _recompute_threads() -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name.startswith("lineage-fold-recompute-")]
+
+
+@pytest.fixture(scope="module")
+def chain(spark, tmp_path_factory) -> Chain:
+    """The recompute runs in a thread of its own: what it raises reaches the fold's caller, a
+    failure of the fold itself cancels it, and neither commits anything or leaves it running;
+    then a fold of the same range commits (nothing left in the way)."""
+    from lineage_assets.pipeline import fold as pipeline_fold
+
+    root = str(tmp_path_factory.mktemp("chain") / "wh")
+    commit_events(spark, root, chain_events([str(day) for day in CHAIN_DAYS]))
+    before = commits.latest(root).seq
+
+    def broken_recompute(*_a, **_k):
+        raise RuntimeError("recompute broke")
+
+    real_stage = commits.Transaction.stage
+
+    def broken_stage(self, df, table, *a, **k):
+        if table.name == "run_lineage":
+            raise OSError("disk full")
+        return real_stage(self, df, table, *a, **k)
+
+    failures = {}
+    for name, target, attribute, broken in (("recompute", pipeline_fold, "recompute_sample", broken_recompute),
+                                             ("stage", commits.Transaction, "stage", broken_stage)):
+        raised = None
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(target, attribute, broken)
+            try:
+                run_fold(spark, root, *CHAIN_DAYS, log=lambda _m: None)
+            except (RuntimeError, OSError) as exc:
+                raised = exc
+        failures[name] = (raised, commits.latest(root).seq, _recompute_threads())
+    return Chain(root, before, failures, run_fold(spark, root, *CHAIN_DAYS, log=lambda _m: None))
+
+
 def test_a_wrong_component_id_blocks_the_snapshot_and_readers_stay_on_the_previous_one(spark, chain, monkeypatch):
     root = chain.root
     assert chain.folded.passed
@@ -144,61 +199,6 @@ def test_the_key_check_finds_repeated_keys_and_dangling_references(spark, chain)
     dangling = {**tables, "run_lineage": tables["run_lineage"].withColumn("job_version_id", F.lit("no-such-version"))}
     problems = key_problems(dangling)
     assert len(problems) == 1 and problems[0].startswith("a run names a job version that job_versions does not hold")
-
-
-CHAIN_DAYS = (dt.date(2024, 6, 1), dt.date(2024, 6, 2))
-
-
-@dataclass
-class Chain:
-    """The two-day chain's warehouse: what two folds that failed raised and left behind, then the
-    fold that committed (the key, component and failure tests share it: one fold, not three)."""
-
-    root: str
-    before: int  # the commit before any fold
-    failures: dict[str, tuple[BaseException | None, int, list[str]]]  # what raised, the latest commit, recompute threads
-    folded: object  # the FoldReport of the fold that committed
-
-
-def _recompute_threads() -> list[str]:
-    import threading
-
-    return [t.name for t in threading.enumerate() if t.name.startswith("lineage-fold-recompute-")]
-
-
-@pytest.fixture(scope="module")
-def chain(spark, tmp_path_factory) -> Chain:
-    """The recompute runs in a thread of its own: what it raises reaches the fold's caller, a
-    failure of the fold itself cancels it, and neither commits anything or leaves it running;
-    then a fold of the same range commits (nothing left in the way)."""
-    from lineage_assets.pipeline import fold as pipeline_fold
-
-    root = str(tmp_path_factory.mktemp("chain") / "wh")
-    commit_events(spark, root, chain_events([str(day) for day in CHAIN_DAYS]))
-    before = commits.latest(root).seq
-
-    def broken_recompute(*_a, **_k):
-        raise RuntimeError("recompute broke")
-
-    real_stage = commits.Transaction.stage
-
-    def broken_stage(self, df, table, *a, **k):
-        if table.name == "run_lineage":
-            raise OSError("disk full")
-        return real_stage(self, df, table, *a, **k)
-
-    failures = {}
-    for name, target, attribute, broken in (("recompute", pipeline_fold, "recompute_sample", broken_recompute),
-                                             ("stage", commits.Transaction, "stage", broken_stage)):
-        raised = None
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(target, attribute, broken)
-            try:
-                run_fold(spark, root, *CHAIN_DAYS, log=lambda _m: None)
-            except (RuntimeError, OSError) as exc:
-                raised = exc
-        failures[name] = (raised, commits.latest(root).seq, _recompute_threads())
-    return Chain(root, before, failures, run_fold(spark, root, *CHAIN_DAYS, log=lambda _m: None))
 
 
 def test_a_failure_beside_or_in_the_recompute_commits_nothing_and_leaves_no_thread(chain):
