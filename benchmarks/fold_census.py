@@ -19,7 +19,9 @@ import os
 import tempfile
 import time
 
-_LOG = os.environ.setdefault("FOLD_CENSUS_DIR", tempfile.mkdtemp(prefix="fold_census_"))  # workers inherit it
+_LOG = os.environ.get("FOLD_CENSUS_DIR")
+if not _LOG:  # the controller makes the folder; xdist workers inherit it through the environment
+    _LOG = os.environ["FOLD_CENSUS_DIR"] = tempfile.mkdtemp(prefix="fold_census_")
 WATCHED = {"_fold_and_commit": "fold", "stage_current_graph": "snapshot"}
 
 

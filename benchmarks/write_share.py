@@ -53,7 +53,9 @@ def main() -> int:
             laps, began = fold.Laps(), time.monotonic()
             try:
                 with commits.writer(copy):
-                    fold._fold_and_commit(spark, copy, commits.latest(copy), args.first, args.last, args.last,
+                    base = commits.latest(copy)
+                    first = fold.fold_start(base, args.first, args.last, log=print)  # as `run_fold` starts it
+                    fold._fold_and_commit(spark, copy, base, first, args.last, args.last,
                                           args.sample, load_rules(), fold.WHOLE_CHECK_EVENTS, laps)
             except _Written:
                 pass
