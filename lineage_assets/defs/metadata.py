@@ -59,11 +59,11 @@ def graph_picture_metadata(warehouse: str, log: Callable[[str], None] = print) -
     (`graph_picture_summary`), and the SVG and PNG written to <warehouse>/pictures/
     (`graph_picture_svg`, `graph_picture_png`). A picture that cannot be drawn (Graphviz
     missing) is said so in `graph_picture`; the snapshot is committed by then and stands."""
-    from lineage_assets.query.lineage_query import LineageQuery
+    from lineage_assets.query.lineage_query import GraphPart, LineageQuery
     from lineage_assets.query.picture import snapshot_picture
 
     try:
-        with LineageQuery(warehouse, columns=False) as query:  # a picture of jobs and datasets
+        with LineageQuery(warehouse, columns=False, part=GraphPart()) as query:  # loads the part it draws
             picture = snapshot_picture(query)
         folder = os.path.join(warehouse, PICTURES)
         os.makedirs(folder, exist_ok=True)

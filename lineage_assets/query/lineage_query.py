@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
+from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 import duckdb
@@ -45,6 +46,19 @@ from lineage_assets.query.node_ids import (
 from lineage_assets.warehouse import commits
 
 T = TypeVar("T")
+PART_NEEDS_NO_COLUMNS = "a query of part of the current graph answers lineage() only: give columns=False"
+
+
+@dataclass(frozen=True)
+class GraphPart:
+    """Part of the current graph to load: whole components (by component id) and jobs (by node
+    id), each job with all its edges. `lineage()` of a node answers as over the whole graph when
+    the part holds every job the walk reaches and the jobs one hop beyond them (a component is
+    closed: no walk leaves it); other nodes are not found."""
+
+    components: frozenset[str] = frozenset()
+    jobs: frozenset[str] = frozenset()
+
 _READ_ERRORS = (duckdb.IOException, duckdb.InvalidInputException)  # a file missing, truncated or not Parquet
 
 
@@ -56,10 +70,15 @@ class WarehouseReadError(OSError):
 class LineageQuery:
     """Answers `lineage()` (current graph, depth in job hops) over a warehouse folder."""
 
-    def __init__(self, warehouse: str, columns: bool = True):
+    def __init__(self, warehouse: str, columns: bool = True, part: GraphPart | None = None):
         """`columns=False`: the current job graph only (`lineage()`), for a caller that draws it;
-        the column tables are not loaded, and a question about columns raises."""
+        the column tables are not loaded, and a question about columns raises. `part`: only that
+        part of the current graph is loaded (`restrict`; with columns=False), for a caller that
+        draws some of it."""
+        if columns and part is not None:
+            raise ValueError(PART_NEEDS_NO_COLUMNS)
         self.warehouse = str(warehouse)
+        self._part = part
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone = 'UTC'")
         self._seq: int | None = None
@@ -74,6 +93,19 @@ class LineageQuery:
         self._loaded_at: dict[str, int | None] = {}  # DuckDB table -> commit seq it was loaded at
 
     # ------------------------------------------------------------------ loading
+
+    @property
+    def part(self) -> GraphPart | None:
+        """The part of the current graph loaded (`restrict`); None: all of it."""
+        return self._part
+
+    def restrict(self, part: GraphPart) -> None:
+        """Load only `part` of the current graph from the next question on (columns=False)."""
+        if self._columns.enabled:
+            raise ValueError(PART_NEEDS_NO_COLUMNS)
+        with self._lock:
+            self._part = part
+            self._seq = self._commit = None
 
     def _refresh(self, attempts: int = 10) -> None:
         """Load the newest commit's current graph if the warehouse moved on. The tables are loaded
@@ -113,13 +145,16 @@ class LineageQuery:
 
     def _load(self, commit: commits.Commit) -> None:
         con = self._con
+        where, chosen = ("", []) if self._part is None else (
+            " WHERE list_contains(?, component_id) OR list_contains(?, job_id)", [sorted(self._part.components), sorted(self._part.jobs)])
         con.execute(
             f"CREATE OR REPLACE TABLE edges AS SELECT {job_node_sql()} AS job_id, {dataset_node_sql()} AS dataset_id, "
             "job_namespace, job_name, dataset_namespace, dataset_name, direction, component_id, coalesce(temporary, false) AS temporary "
-            f"FROM ({commits.duckdb_relation_sql(commit, 'current_lineage')})"
+            f"FROM ({commits.duckdb_relation_sql(commit, 'current_lineage')}){where}", chosen,
         )
         con.execute(
-            f"CREATE OR REPLACE TABLE jobs AS SELECT {job_node_sql()} AS job_id, * FROM ({commits.duckdb_relation_sql(commit, 'current_jobs')})"
+            f"CREATE OR REPLACE TABLE jobs AS SELECT {job_node_sql()} AS job_id, * FROM ({commits.duckdb_relation_sql(commit, 'current_jobs')}){where}",
+            chosen,
         )
         con.execute(f"CREATE OR REPLACE TABLE aliases AS {commits.duckdb_relation_sql(commit, 'current_aliases')}")
         rows = con.execute("SELECT alias_namespace, alias_name, namespace, name FROM aliases ORDER BY ALL").fetchall()

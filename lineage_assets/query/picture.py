@@ -692,30 +692,98 @@ def component_sizes(query) -> tuple[int, list[tuple[str, int]]]:
     return commit.seq, [(str(c), int(n)) for c, n in rows]
 
 
+def planned_components(sizes: list[tuple[str, int]], budget: int) -> list[str]:
+    """The components of `sizes` (`component_sizes`, largest first) that `snapshot_picture` draws
+    whole with `budget` nodes left, when each shows as many nodes as its size: those that fit,
+    in order, while room is left."""
+    planned = []
+    for component, size in sizes:
+        if budget <= 0:
+            break
+        if size <= budget:
+            planned.append(component)
+            budget -= size
+    return planned
+
+
+class Neighbourhood:
+    """The jobs of one component by their distance from the component's id, for loading the part
+    of a component too large to draw whole that `lineage()` walks (`snapshot_picture`)."""
+
+    def __init__(self, warehouse: str, component: str):
+        import duckdb
+
+        from lineage_assets.query.node_ids import dataset_node_sql, job_node_sql
+        from lineage_assets.warehouse import commits
+
+        commit = commits.latest(warehouse)
+        jobs = commits.duckdb_relation_sql(commit, "current_jobs")
+        edges = commits.duckdb_relation_sql(commit, "current_lineage")
+        with duckdb.connect() as con:
+            pairs = con.execute(
+                f"SELECT {job_node_sql()}, {dataset_node_sql()} FROM ({edges}) WHERE component_id = ?", [component]).fetchall()
+            first = con.execute(f"SELECT {job_node_sql()} FROM ({jobs}) WHERE component_id = ? ORDER BY job_namespace, job_name LIMIT 1",
+                                [component]).fetchall()
+        self._datasets_of: dict[str, list[str]] = {}
+        self._jobs_of: dict[str, list[str]] = {}
+        for job, dataset in pairs:
+            self._datasets_of.setdefault(job, []).append(dataset)
+            self._jobs_of.setdefault(dataset, []).append(job)
+        # the nodes whose id is the component's (a job, a dataset's jobs; both when two nodes share
+        # it) and its first job (`_component_graph` starts there when two nodes share the id)
+        start = {component, *self._jobs_of.get(component, ()), *(job for (job,) in first)}
+        self._levels = [{node for node in start if node.startswith("job:")}]
+        self._reached = set(start)
+
+    def jobs(self, hops: int) -> frozenset[str]:
+        """The jobs (node ids) at most `hops` job-dataset-job steps from the component's id: every
+        job `lineage()` reaches from it at depth `hops` (`JobGraph.reach`)."""
+        while len(self._levels) <= hops and self._levels[-1]:
+            found = {job for node in self._levels[-1] for dataset in self._datasets_of.get(node, ()) for job in self._jobs_of[dataset]}
+            self._levels.append(found - self._reached)
+            self._reached |= found
+        return frozenset().union(*self._levels[:hops + 1])
+
+
 def snapshot_picture(query, max_nodes: int = SNAPSHOT_MAX_NODES) -> SnapshotPicture:
     """The largest components of the current graph, at most `max_nodes` nodes: whole components,
     largest first, while they fit; when even the largest does not, the nodes nearest its
     component id (one of its nodes; the depth grows while the answer fits). Drawn top to bottom,
     largest first, as many components to a row as fit SNAPSHOT_WIDTH: the Dagster UI shows the
-    PNG at its size in a dialog, so a tall picture scrolls one way and a wide one would not fit."""
+    PNG at its size in a dialog, so a tall picture scrolls one way and a wide one would not fit.
+
+    A query of part of the graph (`LineageQuery(..., part=GraphPart())`) is given the part each
+    step needs (`LineageQuery.restrict`): the components the picture draws whole
+    (`planned_components`), and around a component too large to draw whole, the jobs near its id
+    (`Neighbourhood`), so the picture loads what it draws and not the whole graph. The picture is
+    the same either way. The snapshot's picture of `benchmarks/pipeline.py` case c's graph
+    (11,702 jobs, 821 components, the largest of 27,205 nodes): 2.8-4.0 s, 3.6 s of it loading
+    and indexing every job, -> 1.2-1.5 s."""
+    from lineage_assets.query.lineage_query import GraphPart
     from lineage_assets.query.models import answer
     from lineage_assets.query.traversal import MAX_DEPTH
 
     seq, sizes = component_sizes(query)
+    partial = query.part is not None
     nodes: list[Node] = []
     components: dict[str, int] = {}
     shown: list[tuple[str, int, int]] = []
-    for component, size in sizes:
+    for index, (component, size) in enumerate(sizes):
         budget = max_nodes - len(nodes)
         if budget <= 0:
             break
+        if partial and size <= budget and component not in query.part.components:
+            query.restrict(GraphPart(frozenset(planned_components(sizes[index:], budget))))
         if size <= budget:
             graph = _component_graph(query, component, MAX_DEPTH)
         elif nodes:
             continue  # a smaller component may still fit
         else:
             graph, depth = None, 0
+            near = Neighbourhood(query.warehouse, component) if partial else None
             while depth < 10_000:
+                if near is not None:
+                    query.restrict(GraphPart(jobs=near.jobs(depth)))
                 grown = _component_graph(query, component, depth)
                 if graph is not None and (len(grown.graph) > budget or len(grown.graph) == len(graph.graph)):
                     break

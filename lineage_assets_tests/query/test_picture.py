@@ -18,6 +18,8 @@ from lineage_assets.cli import main
 from lineage_assets.defs.metadata import graph_picture_metadata
 from lineage_assets.identity.datahub import dataset_urn, field_urn
 from lineage_assets.query import picture
+from lineage_assets.query.lineage_query import GraphPart
+from lineage_assets.query.node_ids import NodeNotFound
 from lineage_assets.query import synthetic_platform as platform
 from lineage_assets.query.models import Edge, LineageGraph, Node
 from lineage_assets_tests.pictures import (
@@ -332,3 +334,48 @@ def test_the_snapshot_picture_draws_a_component_whose_id_two_datasets_share(tmp_
         drawn = picture.snapshot_picture(query)
     nodes, _ = svg_parts(drawn.svg)
     assert {"job:j:x", "dataset:a:x_out"} <= {n.tooltip for n in nodes} and drawn.png
+    for cap in (1, 3, 150):  # the part of the graph loaded holds both nodes of the id, and the first job
+        with LineageQuery(warehouse, columns=False) as whole, LineageQuery(warehouse, columns=False, part=GraphPart()) as part:
+            assert picture.snapshot_picture(part, cap).drawing.dot == picture.snapshot_picture(whole, cap).drawing.dot
+
+
+@pytest.mark.parametrize("cap", [1, 2, 5, 20, 60, 150, 400])
+def test_the_snapshot_picture_loads_only_what_it_draws_and_draws_the_same(platform_warehouse, cap):
+    """A query of part of the graph (as the snapshot's metadata uses) is given the components the
+    picture draws whole, and around a component too large for the cap the jobs the walk reaches:
+    the picture is the one drawn from the whole graph, from fewer loaded jobs."""
+    warehouse, *_ = platform_warehouse
+    loaded: list[int] = []
+    with LineageQuery(warehouse, columns=False) as whole, LineageQuery(warehouse, columns=False, part=GraphPart()) as part:
+        expected = picture.snapshot_picture(whole, cap)
+        restrict = part.restrict
+
+        def counting(graph_part):
+            restrict(graph_part)
+            loaded.append(len(graph_part.jobs) + len(graph_part.components))
+
+        part.restrict = counting
+        drawn = picture.snapshot_picture(part, cap)
+        jobs, drawn_jobs = len(whole._jobs.job_rows), len(part._jobs.job_rows)
+        components = len(picture.component_sizes(whole)[1])
+    assert drawn.drawing.dot == expected.drawing.dot and drawn.shown == expected.shown and drawn.svg == expected.svg
+    everything = len(drawn.shown) == components and all(count == total for _c, count, total in drawn.shown)
+    assert loaded and (drawn_jobs == jobs if everything else drawn_jobs < jobs)  # the last part loaded: what was drawn
+
+
+def test_a_query_of_part_of_the_graph_answers_its_nodes_as_the_whole_does(platform_warehouse):
+    warehouse, job, _field = platform_warehouse
+    with LineageQuery(warehouse, columns=False) as whole:
+        component = whole.lineage(job, depth=0).graph[0].data["componentId"]
+        answer = whole.lineage(job, depth=2)
+        others = [c for c, _n in picture.component_sizes(whole)[1] if c != component]
+    near = picture.Neighbourhood(warehouse, component)
+    start = whole.lineage(component, depth=2)
+    with LineageQuery(warehouse, columns=False, part=GraphPart(components=frozenset({component}))) as part:
+        assert part.lineage(job, depth=2) == answer
+        with pytest.raises(NodeNotFound):
+            part.lineage(others[0], depth=1)
+        part.restrict(GraphPart(jobs=near.jobs(2)))
+        assert part.lineage(component, depth=2) == start and len(part._jobs.job_rows) == len(near.jobs(2))
+    with pytest.raises(ValueError, match="columns=False"):
+        LineageQuery(warehouse, part=GraphPart())
