@@ -34,6 +34,7 @@ from lineage_assets.pipeline.checks import (
     marked_frames,
     sample_frames,
     sample_inputs,
+    sample_state,
 )
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
@@ -359,12 +360,12 @@ def recompute_inputs(
 ) -> RecomputeInputs:
     """The inputs of the fold (the committed events and the state as of first - 1, read again:
     nothing cached or written is reused; the dataset identity resolved again from all of the
-    range's events) cut to a deterministic sample of jobs (all at rate 1) and what they depend on
-    (`checks.sample_inputs`)."""
+    range's events) cut to a deterministic sample of jobs (all at rate 1) and what they depend on:
+    their events (`checks.sample_inputs`) and their part of the state (`checks.sample_state`)."""
     inputs = fold_inputs(spark, base, first, last, rules)
     sample, sample_events, carried = sample_inputs(inputs.events, inputs.prev.open_events, rate, inputs.names.identity)
     inputs.prev.open_events = carried
-    return RecomputeInputs(sample, sample_events, inputs.prev, inputs.names)
+    return RecomputeInputs(sample, sample_events, sample_state(inputs.prev, sample), inputs.names)
 
 
 def recompute_sample(

@@ -15,7 +15,7 @@ from lineage_assets.demo import platform
 from lineage_assets.lineage import current as current_module
 from lineage_assets.lineage import fold as fold_module
 from lineage_assets.identity.partitions import load_rules
-from lineage_assets.pipeline.checks import compare, sample_inputs
+from lineage_assets.pipeline.checks import compare, sample_inputs, sample_state
 from lineage_assets.pipeline.fold import DETERMINISM, WHOLE_CHECK_EVENTS, FoldReport, check_rate, fold_inputs, run_fold
 from lineage_assets.pipeline.snapshot import publish_current_graph
 from lineage_assets.warehouse import commits
@@ -97,6 +97,23 @@ def test_the_sampled_check_follows_dataset_families_on_a_platform_stream(spark, 
     for table in ("state_jobs", "state_fields"):
         assert ok.rows(table) == sum(committed.row_counts(table, "valid_to", commits.on_or_after("valid_to", first)).values())
         assert table not in ok.fingerprints  # shown nowhere: only history tables' days are
+    # the last day refolded carries the state as of the first: the recompute carries the sample's
+    # part of it (`sample_state`: its jobs' state and column heads, its families' versions and
+    # fields) and computes the sampled rows as the fold, which carried all of it, did
+    inputs = fold_inputs(spark, committed, last, last, load_rules())
+    sample, _events, _carried = sample_inputs(inputs.events, inputs.prev.open_events, 0.3, inputs.names.identity)
+    cut = sample_state(inputs.prev, sample)
+    job = sample.job_sampled(F.col("job_namespace"), F.col("job_name"))
+    for whole, part in ((inputs.prev.jobs, cut.jobs), (inputs.prev.columns, cut.columns)):
+        assert 0 < part.count() == whole.filter(job).count() < whole.count()
+    members = {tuple(r) for r in sample.members.collect()}
+    for whole, part in ((inputs.prev.fields, cut.fields), (inputs.prev.datasets, cut.datasets)):
+        names = [(r["namespace"], r["name"]) for r in part.select("namespace", "name").collect()]
+        assert names and set(names) <= members and len(names) < whole.count()
+    again = run_fold(spark, root, last, last, sample_rate=0.3, log=lambda _m: None, whole_check_events=0)
+    assert (again.first, again.passed) == (last, True), [c.problems for c in again.checks]
+    compared = again.check(DETERMINISM).details["compared_rows"]
+    assert all(0 < compared[table] < again.rows(table) for table in ("state_jobs", "state_columns", "state_fields")), compared
 
 
 CHAIN_DAYS = (dt.date(2024, 6, 1), dt.date(2024, 6, 2))
