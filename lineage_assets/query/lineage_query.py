@@ -53,11 +53,12 @@ PART_NEEDS_NO_COLUMNS = "a query of part of the current graph answers lineage() 
 class GraphPart:
     """Part of the current graph to load: whole components (by component id) and jobs (by node
     id), each job with all its edges. `lineage()` of a node answers as over the whole graph when
-    the part holds every job the walk reaches and the jobs one hop beyond them (a component is
-    closed: no walk leaves it); other nodes are not found."""
+    the part holds every job its walk reaches (a whole component holds every walk from its
+    nodes); other nodes are not found."""
 
     components: frozenset[str] = frozenset()
     jobs: frozenset[str] = frozenset()
+
 
 _READ_ERRORS = (duckdb.IOException, duckdb.InvalidInputException)  # a file missing, truncated or not Parquet
 
