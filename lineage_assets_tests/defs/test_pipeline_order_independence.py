@@ -257,7 +257,7 @@ SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1"
 
 
 def _ingest_process(drops, warehouse, home, kill_at: int | None = None) -> int:
-    conf = {**json.loads(os.environ["LINEAGE_SPARK_CONF"])}  # conftest's TEST_SPARK_CONF
+    conf = json.loads(os.environ["LINEAGE_SPARK_CONF"])  # conftest's TEST_SPARK_CONF
     conf["spark.driver.extraJavaOptions"] = f"{spark_conf_from_env()['spark.driver.extraJavaOptions']} {SHORT_LIVED_JVM}"
     env = {**os.environ, "DAGSTER_HOME": str(home), "LINEAGE_CHECK_SAMPLE": "1", "LINEAGE_SPARK_CONF": json.dumps(conf)}
     env.pop(commits.FAULT_LOG, None)

@@ -15,8 +15,10 @@ from lineage_assets.demo import platform
 from lineage_assets.lineage import current as current_module
 from lineage_assets.lineage import fold as fold_module
 from lineage_assets.identity.partitions import load_rules
-from lineage_assets.pipeline.checks import compare, sample_inputs, sample_state
-from lineage_assets.pipeline.fold import DETERMINISM, WHOLE_CHECK_EVENTS, FoldReport, check_rate, fold_inputs, run_fold
+from lineage_assets.pipeline.checks import compare, sample_inputs
+from lineage_assets.pipeline.fold import (
+    DETERMINISM, WHOLE_CHECK_EVENTS, FoldReport, check_rate, fold_inputs, recompute_inputs, run_fold,
+)
 from lineage_assets.pipeline.snapshot import publish_current_graph
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as registry
@@ -101,8 +103,8 @@ def test_the_sampled_check_follows_dataset_families_on_a_platform_stream(spark, 
     # part of it (`sample_state`: its jobs' state and column heads, its families' versions and
     # fields) and computes the sampled rows as the fold, which carried all of it, did
     inputs = fold_inputs(spark, committed, last, last, load_rules())
-    sample, _events, _carried = sample_inputs(inputs.events, inputs.prev.open_events, 0.3, inputs.names.identity)
-    cut = sample_state(inputs.prev, sample)
+    recompute = recompute_inputs(spark, committed, last, last, 0.3, load_rules())
+    sample, cut = recompute.sample, recompute.prev
     job = sample.job_sampled(F.col("job_namespace"), F.col("job_name"))
     for whole, part in ((inputs.prev.jobs, cut.jobs), (inputs.prev.columns, cut.columns)):
         assert 0 < part.count() == whole.filter(job).count() < whole.count()
