@@ -35,6 +35,16 @@ def _snapshot(root: str, jobs: int = JOBS) -> None:
     commit_rows(root, {t.CURRENT_JOBS: job_rows, t.CURRENT_LINEAGE: edges})
 
 
+def _best_time(call, tries: int = 3) -> float:
+    """The fastest of `tries` calls, in seconds: the least disturbed by other work on the machine."""
+    best = float("inf")
+    for _ in range(tries):
+        began = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
 @pytest.fixture
 def cycle(tmp_path):
     root = str(tmp_path / "wh")
@@ -45,9 +55,10 @@ def cycle(tmp_path):
 
 def test_a_huge_depth_on_a_cycle_converges_to_the_default_answer(cycle):
     default = cycle.lineage(f"job:{NS}:job0").model_dump()
-    began = time.perf_counter()
     huge = cycle.lineage(f"job:{NS}:job0", depth=MAX_DEPTH).model_dump()
-    assert time.perf_counter() - began < 1.0
+    # Against the default depth's walk in the same process, not a fixed bound (a loaded machine).
+    at_default = _best_time(lambda: cycle.lineage(f"job:{NS}:job0"))
+    assert _best_time(lambda: cycle.lineage(f"job:{NS}:job0", depth=MAX_DEPTH)) < 3 * at_default + 0.05
     assert huge == default
     assert len(default["graph"]) == 2 * JOBS  # the whole cycle, not the lone job
 
@@ -183,9 +194,12 @@ def test_a_point_in_time_walk_around_a_cycle_of_versions_stops_when_it_finds_not
     with LineageQuery(root) as query:
         assert len(query.column_lineage(start, depth=2).graph) == 3  # f0, f1, f2: the depth still bounds the walk
         whole = query.column_lineage(start, depth=fields).model_dump()
-        began = time.perf_counter()
+        bounded = _best_time(lambda: query.column_lineage(start, depth=fields, with_downstream=True))
         deep = query.column_lineage(start, depth=MAX_DEPTH, with_downstream=True).model_dump()
-        assert time.perf_counter() - began < 2.0
+        unbounded = _best_time(lambda: query.column_lineage(start, depth=MAX_DEPTH, with_downstream=True))
+        # Measured against the depth-300 walk in the same process (a fixed bound failed on a loaded
+        # CI machine: 4.9 s for what takes 0.2 s alone); the walk on to the depth took 36 s against 0.09 s.
+        assert unbounded < 3 * bounded + 0.1, (unbounded, bounded)
     assert len(whole["graph"]) == fields and {n["id"] for n in deep["graph"]} == {n["id"] for n in whole["graph"]}
 
 
