@@ -11,8 +11,11 @@ cache).
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
+
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
+from pyspark.util import inheritable_thread_target
 
 from lineage_assets.warehouse.single_partition import single
 
@@ -26,3 +29,16 @@ def checkpoint(df: DataFrame) -> DataFrame:
 def keep(df: DataFrame) -> DataFrame:
     """`df` kept on local disk once computed (persist; `unpersist()` releases it)."""
     return df.persist(StorageLevel.DISK_ONLY)
+
+
+def checkpoint_beside(df: DataFrame) -> Future[DataFrame]:
+    """`checkpoint(df)` started in a thread of its own, so that the caller's next Spark jobs run
+    beside it: a small range's stages are one task each (`single_partition`), which leaves the
+    second core to whatever runs beside. Its jobs keep the calling thread's job group (the
+    determinism check's recompute is cancelled by its group). `.result()` waits for the kept
+    frame and raises what computing it raised."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-checkpoint")
+    try:
+        return pool.submit(inheritable_thread_target(checkpoint), df)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends once the frame is kept

@@ -30,7 +30,7 @@ from lineage_assets.lineage import column_lineage as cl
 from lineage_assets.lineage import recipe_runs as rr
 from lineage_assets.lineage import tags
 from lineage_assets.identity.resolver import Identity
-from lineage_assets.lineage.checkpoint import checkpoint
+from lineage_assets.lineage.checkpoint import checkpoint, checkpoint_beside
 from lineage_assets.lineage.coalesce import coalesce_range, code_version
 from lineage_assets.lineage.identity import RangeIdentity
 from lineage_assets.lineage.per_group import map_groups
@@ -421,7 +421,7 @@ def fold_range(
         sv_reads.select(*sv_key, F.struct("day", F.lit("9999-12-31 23:59:59").cast("timestamp").alias("created_at")).alias("t"), "reader"),
         sv_key,
     ).select(*ds_key, F.col("storage_version").alias("wanted_storage_version"), "reader", F.col("version_id").alias("by_facet"))
-    resolved = (
+    resolving = checkpoint_beside(  # computed while the fields below are: neither reads the other
         reads.join(by_time.withColumnRenamed("reader", "run_id"), [*ds_key, "run_id"], "left")
         .join(by_facet.withColumnRenamed("reader", "run_id"), [*ds_key, "wanted_storage_version", "run_id"], "left")
         .select(
@@ -429,9 +429,17 @@ def fold_range(
             F.coalesce("by_facet", "by_time", dataset_version_id(F.col("namespace"), F.col("name"), "source", F.col("wanted_storage_version"))).alias("version_id"),
         )
         .dropDuplicates(["run_id", *ds_key])
-        .transform(checkpoint)
     )
-    lap("input_resolution")
+
+    # ---- dataset fields (and the schema catalog the column edges read)
+    declared_schemas = cl.input_schemas(terminal)
+    catalog = cl.schema_catalog(
+        dataset_versions.select(F.col("fields").alias("text")).unionByName(declared_schemas.select("text"))
+    ).transform(checkpoint)
+    fields = cl.dataset_fields(dataset_versions, catalog, extra=("created_date",)).transform(checkpoint)
+    lap("dataset_fields")
+    resolved = resolving.result()
+    lap("input_resolution")  # what the input resolution took beyond the fields
     input_versions = resolved.groupBy("run_id").agg(F.array_sort(F.collect_list(F.struct(*ds_key, "version_id"))).alias("input_versions"))
     output_versions = run_versions.groupBy("run_id").agg(F.array_sort(F.collect_list(F.struct(*ds_key, "version_id"))).alias("output_versions"))
     empty_versions = F.array().cast(T.ArrayType(t.VERSIONED))
@@ -448,13 +456,7 @@ def fold_range(
     )
     runs = terminal.select(*t.RUNS.columns.fieldNames(), "end_date")
 
-    # ---- column lineage and dataset fields
-    declared_schemas = cl.input_schemas(terminal)
-    catalog = cl.schema_catalog(
-        dataset_versions.select(F.col("fields").alias("text")).unionByName(declared_schemas.select("text"))
-    ).transform(checkpoint)
-    fields = cl.dataset_fields(dataset_versions, catalog, extra=("created_date",)).transform(checkpoint)
-    lap("dataset_fields")
+    # ---- column lineage
     with_recipes = rr.recipe_runs(terminal, run_versions, declared_schemas)
     if with_recipes is not None:
         with_recipes = with_recipes.transform(checkpoint)  # read twice: operations and column edges

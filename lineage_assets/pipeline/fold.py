@@ -57,6 +57,10 @@ OUTPUTS = t.FOLD_OUTPUTS
 # still cheaper whole: 32.1 / 24.4 s vs 35.1 / 28.8 s.
 WHOLE_CHECK_EVENTS = 10_000
 STAGE_THREADS = 4  # fold outputs staged at a time (`stage_outputs`)
+# What was written is hashed by this many Spark jobs side by side (`fingerprints_and_marked`): a
+# small range's tables are one task each, and the recompute is over by then, so one job left a
+# core idle.
+HASH_JOBS = 2
 # A range of at most this many events is folded (and recomputed by the check) with its shuffles
 # in one partition and no adaptive re-planning: on small data, re-planning and more partitions
 # cost more than they save (case c of `benchmarks/pipeline.py`, days 300-365 of case b, 20,000
@@ -277,7 +281,9 @@ def _fold_and_commit(
             with ThreadPoolExecutor(max_workers=2, thread_name_prefix="lineage-fold-keys") as pool:  # small jobs beside the hash
                 keys_found = pool.submit(key_problems, staged)
                 changed_found = pool.submit(_changed_jobs, prev.jobs, staged["state_jobs"])
-                written, written_sample = fingerprints_and_marked(marked_frames(staged, recompute.sample()), SAMPLED)  # one scan
+                written, written_sample = fingerprints_and_marked(  # one scan of each table
+                    marked_frames(staged, recompute.sample()), SAMPLED, HASH_JOBS, {name: txn.staged_rows(name) for name in OUTPUTS},
+                )
                 lap("hash_written")
                 problems, changed = keys_found.result(), changed_found.result()
             keys = CheckReport(KEYS, not problems, problems)

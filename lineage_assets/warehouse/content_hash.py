@@ -1,12 +1,14 @@
-"""Order-independent content hashes of DataFrames, per table and per day, in one Spark job."""
+"""Order-independent content hashes of DataFrames, per table and per day, in one Spark job (or a few side by side)."""
 
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.util import inheritable_thread_target
 
 WHOLE = "*"  # the key of a frame's total in `fingerprints`
 
@@ -50,11 +52,41 @@ def fingerprints(frames: dict[str, tuple[DataFrame, str | None]]) -> dict[str, d
 
 
 def fingerprints_and_marked(
-    frames: dict[str, tuple[DataFrame, str | None]], mark: str | None,
+    frames: dict[str, tuple[DataFrame, str | None]], mark: str | None, jobs: int = 1, weights: dict[str, int] | None = None,
 ) -> tuple[dict[str, dict[str, Fingerprint]], dict[str, dict[str, Fingerprint]]]:
     """`fingerprints` of the frames, and in the same Spark job (one scan of each frame) the
     fingerprints of the rows whose boolean column `mark` is true (a frame without that column
-    has none). `mark` itself is not hashed, so a marked row hashes as it does unmarked."""
+    has none). `mark` itself is not hashed, so a marked row hashes as it does unmarked.
+
+    `jobs` > 1: the frames are shared among that many Spark jobs run at the same time, by
+    `weights` (a frame's rows, say; heaviest first, each to the lightest job so far): a frame
+    of a small range is one task, so one job would leave a core idle. The answer is the same."""
+    groups = _balanced(list(frames), weights or {}, jobs)
+    if len(groups) <= 1:
+        return _fingerprints_and_marked(frames, mark)
+    hash_group = inheritable_thread_target(lambda names: _fingerprints_and_marked({n: frames[n] for n in names}, mark))
+    with ThreadPoolExecutor(max_workers=len(groups), thread_name_prefix="content-hash") as pool:
+        results = list(pool.map(hash_group, groups))
+    every = {name: fp for found, _ in results for name, fp in found.items()}
+    marked = {name: fp for _, found in results for name, fp in found.items()}
+    return {name: every[name] for name in frames}, {name: marked[name] for name in frames}
+
+
+def _balanced(names: list[str], weights: dict[str, int], parts: int) -> list[list[str]]:
+    """`names` in at most `parts` groups of about equal weight: heaviest first, each to the
+    lightest group so far (of equal weights, the one with fewer names)."""
+    groups: list[list[str]] = [[] for _ in range(max(1, min(parts, len(names))))]
+    totals = [0] * len(groups)
+    for name in sorted(names, key=lambda n: -weights.get(n, 0)):
+        lightest = min(range(len(groups)), key=lambda i: (totals[i], len(groups[i])))
+        groups[lightest].append(name)
+        totals[lightest] += weights.get(name, 0)
+    return [group for group in groups if group]
+
+
+def _fingerprints_and_marked(
+    frames: dict[str, tuple[DataFrame, str | None]], mark: str | None,
+) -> tuple[dict[str, dict[str, Fingerprint]], dict[str, dict[str, Fingerprint]]]:
     parts = []
     for name, (df, day) in frames.items():
         key = F.col(day).cast("string") if day else F.lit(WHOLE)

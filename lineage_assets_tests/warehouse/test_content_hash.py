@@ -8,7 +8,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from lineage_assets.pipeline.checks import SAMPLED, Sample, mark_sample, restrict
-from lineage_assets.warehouse.content_hash import EMPTY, WHOLE, fingerprints, fingerprints_and_marked
+from lineage_assets.warehouse.content_hash import EMPTY, WHOLE, _balanced, fingerprints, fingerprints_and_marked
 
 pytestmark = pytest.mark.spark
 
@@ -52,6 +52,27 @@ def test_the_marked_subset_hashes_as_the_filtered_rows_and_the_mark_is_not_hashe
     assert subset["f"] == fingerprints({"f": (plain.filter("n >= 2"), "day")})["f"]
     assert subset["f"][WHOLE].rows == 2 and subset["f"][str(D1)].rows == 1
     assert every["g"][WHOLE].rows == 1 and subset["g"] == {WHOLE: EMPTY}
+
+
+def test_frames_shared_among_jobs_side_by_side_hash_as_in_one_job(spark):
+    """`jobs` > 1 runs a Spark job per group of frames at the same time: each frame's
+    fingerprints, marked ones included, come back under its own name, in the frames' order."""
+    frames = {
+        "f": (_frame(spark).withColumn("_m", F.col("n") >= 2), "day"),
+        "g": (_frame(spark, ROWS[:1]), None),
+        "h": (_frame(spark, ROWS[2:]).withColumn("_m", F.lit(True)), "day"),
+    }
+    one = fingerprints_and_marked(frames, "_m")
+    for jobs, weights in ((2, {"f": 4, "g": 1, "h": 2}), (3, None), (5, {"g": 9})):
+        shared = fingerprints_and_marked(frames, "_m", jobs, weights)
+        assert shared == one and [list(side) for side in shared] == [["f", "g", "h"]] * 2
+    assert one[0]["f"] != one[0]["h"] and one[1]["h"] == one[0]["h"]  # the frames are told apart
+
+
+def test_frames_are_shared_among_jobs_by_weight():
+    assert _balanced(["a", "b", "c", "d"], {"a": 5, "b": 4, "c": 3, "d": 1}, 2) == [["a", "d"], ["b", "c"]]
+    assert _balanced(["a", "b"], {}, 5) == [["a"], ["b"]]  # no more jobs than frames
+    assert _balanced(["a", "b", "c"], {"a": 1}, 1) == [["a", "b", "c"]]
 
 
 def test_marking_a_sample_by_a_join_keeps_every_row_once(spark):
