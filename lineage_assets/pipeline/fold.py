@@ -278,11 +278,12 @@ def _fold_and_commit(
             stage_outputs(txn, tables, inputs.names, first, last)
             lap("write")
             staged = {name: txn.read_staged(spark, name) for name in OUTPUTS}
+            table_rows = {name: txn.staged_rows(name) for name in OUTPUTS}  # the files' footers: the hash's weights, the report's rows
             with ThreadPoolExecutor(max_workers=2, thread_name_prefix="lineage-fold-keys") as pool:  # small jobs beside the hash
                 keys_found = pool.submit(key_problems, staged)
                 changed_found = pool.submit(_changed_jobs, prev.jobs, staged["state_jobs"])
                 written, written_sample = fingerprints_and_marked(  # one scan of each table
-                    marked_frames(staged, recompute.sample()), SAMPLED, HASH_JOBS, {name: txn.staged_rows(name) for name in OUTPUTS},
+                    marked_frames(staged, recompute.sample()), SAMPLED, HASH_JOBS, table_rows,
                 )
                 lap("hash_written")
                 problems, changed = keys_found.result(), changed_found.result()
@@ -294,7 +295,7 @@ def _fold_and_commit(
             report = FoldReport(
                 first, last, requested_last, {table.name: written[table.name] for table in t.HISTORY}, changed, seconds,
                 [determinism, keys], sample_rate=sample_rate, days=_days_with_rows(base, written, first, last),
-                table_rows={name: txn.staged_rows(name) for name in OUTPUTS},
+                table_rows=table_rows,
             )
             if report.passed:
                 commit = txn.commit(
