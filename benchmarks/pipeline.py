@@ -42,6 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # http_endpoint (case g)
 
+from cpu_use import Use, line  # noqa: E402
 from lineage_assets.defs.resources import spark_resource  # noqa: E402
 from lineage_assets.demo import platform  # noqa: E402
 from lineage_assets.pipeline.fold import run_fold  # noqa: E402
@@ -126,10 +127,12 @@ def land(spark, drop_dir: str, warehouse: str, files: list[str] | None = None):
 
 
 def pipeline(spark, drop_dir: str, files: list[str], warehouse: str, first: dt.date, last: dt.date, sample: float,
-             landing=None) -> dict[str, float]:
+             landing=None) -> dict:
     """One landing batch of what is new in the drop folder (`files`; or `landing()`, which lands
-    and returns its own figures), then `events`, the fold and the snapshot of [first, last], timed."""
-    steps: dict[str, float] = {}
+    and returns its own figures), then `events`, the fold and the snapshot of [first, last], timed,
+    with the CPU they used by kind (`cpu_use`: "_cpu")."""
+    steps: dict = {}
+    cpu = Use.take()
     began = time.monotonic()
     quiet = lambda _m: None  # noqa: E731
     if landing is None:
@@ -165,6 +168,7 @@ def pipeline(spark, drop_dir: str, files: list[str], warehouse: str, first: dt.d
         print(f"  WARNING: current_column_edges_name_existing_fields would warn: {unflagged} unflagged missing fields")
     steps["snapshot"] = time.monotonic() - began
     steps["total"] = steps["intake"] + steps["events"] + steps["fold"] + steps["snapshot"]
+    steps["_cpu"] = line(Use.take().since(cpu))
     steps["_runs"] = fold.rows("runs")
     steps["_column_edges"] = fold.rows("column_lineage")
     return steps
@@ -260,11 +264,12 @@ def _against(ratio: float, target: float) -> str:
     return f"{ratio:.3f} (target <= {target}: {'met' if ratio <= target else 'NOT met'})"
 
 
-def _print_steps(label: str, steps: dict[str, float]) -> None:
+def _print_steps(label: str, steps: dict) -> None:
     print(f"  {label}: total {steps['total']:.1f}s  (runs {steps['_runs']}, column edges {steps['_column_edges']})")
     for name, value in steps.items():
         if name not in ("total",) and not name.startswith("_"):
             print(f"    {name:<28} {value:8.1f}s")
+    print(f"    CPU {steps['_cpu']}")
 
 
 def main() -> int:
