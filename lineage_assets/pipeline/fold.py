@@ -23,7 +23,7 @@ from lineage_assets.lineage.fold import RangeTables, Reopened, StateAsOf, fold_r
 from lineage_assets.lineage.identity import RangeIdentity, range_identity
 from lineage_assets.lineage.state import state_as_of
 from lineage_assets.pipeline import progress
-from lineage_assets.pipeline.small_data import small_settings
+from lineage_assets.pipeline.small_data import STAGES_NOT_GENERATED, small_settings
 from lineage_assets.pipeline.progress import FOLD_THROUGH
 from lineage_assets.pipeline.checks import (
     SAMPLED,
@@ -183,9 +183,10 @@ def range_settings(
 ) -> contextlib.AbstractContextManager[dict[str, str]]:
     """The session's SQL settings for a fold of `events` events, restored afterwards: a range of
     at most `small_below` events runs with `small_data.SMALL_SETTINGS` (`small_settings`), its
-    expressions interpreted only up to `interpreted_below` events; a larger one with the
-    session's own settings."""
-    return small_settings(spark, events, small_below, interpreted_below)
+    expressions interpreted up to `interpreted_below` events and compiled above, without a class
+    generated per stage (`small_data.STAGES_NOT_GENERATED`); a larger one with the session's own
+    settings."""
+    return small_settings(spark, events, small_below, interpreted_below, STAGES_NOT_GENERATED)
 
 
 def fold_through(commit: commits.Commit) -> dt.date | None:

@@ -21,6 +21,12 @@ from lineage_assets.warehouse import single_partition
 # Expressions interpreted, no generated code: part of SMALL_SETTINGS, left out of them for work
 # that is small in partitions but runs enough rows to repay compiling (`small_settings`).
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+# Each operator's expressions compiled, no class generated per stage: for a fold of a range too
+# large to interpret and too small to repay whole-stage classes (`pipeline.fold.range_settings`).
+# Each stage's class is new code that the JIT compiles again (C2: 25 s of CPU in a case c pipeline
+# of `benchmarks/pipeline.py` run in a new JVM, of 96 s); an expression's class is shared by every
+# stage that evaluates it.
+STAGES_NOT_GENERATED = {"spark.sql.codegen.wholeStage": "false"}
 SMALL_SETTINGS = {
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
@@ -53,13 +59,15 @@ def applied(spark: SparkSession, settings: dict[str, str]) -> Iterator[dict[str,
 
 def small_settings(
     spark: SparkSession, size: int, small_below: int, interpreted_below: int | None = None,
+    compiled: dict[str, str] | None = None,
 ) -> contextlib.AbstractContextManager[dict[str, str]]:
     """SMALL_SETTINGS while the block runs when `size` is at most `small_below`; otherwise the
     session's own settings (`applied`). `interpreted_below`: above this size (and at most
     `small_below`), SMALL_SETTINGS without INTERPRETED, so the session's own code generation
-    setting holds (default: `small_below`, SMALL_SETTINGS whole). Yields the settings changed."""
+    setting holds, then `compiled` over them (default: `small_below`, SMALL_SETTINGS whole).
+    Yields the settings changed."""
     if size > small_below:
         return applied(spark, {})
     if interpreted_below is not None and size > interpreted_below:
-        return applied(spark, {key: value for key, value in SMALL_SETTINGS.items() if key not in INTERPRETED})
+        return applied(spark, {**{key: value for key, value in SMALL_SETTINGS.items() if key not in INTERPRETED}, **(compiled or {})})
     return applied(spark, SMALL_SETTINGS)

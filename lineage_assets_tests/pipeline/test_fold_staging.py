@@ -12,7 +12,7 @@ import pytest
 
 from lineage_assets.pipeline import fold
 from lineage_assets.pipeline.fold import INTERPRETED_RANGE_EVENTS, SMALL_RANGE_EVENTS, range_settings
-from lineage_assets.pipeline.small_data import INTERPRETED, SMALL_SETTINGS
+from lineage_assets.pipeline.small_data import INTERPRETED, SMALL_SETTINGS, STAGES_NOT_GENERATED
 from lineage_assets.warehouse import tables as t
 
 AQE, PARTITIONS, CODEGEN = "spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions", "spark.sql.codegen.wholeStage"
@@ -31,12 +31,12 @@ def test_a_small_range_runs_with_the_small_settings_and_restores_the_session_s(s
     assert _in_force(spark) == ("true", "3", "true")
 
 
-def test_a_range_above_the_interpreted_size_keeps_the_session_s_code_generation(session_settings):
+def test_a_range_above_the_interpreted_size_compiles_expressions_but_no_class_per_stage(session_settings):
     spark = session_settings
     for events in (INTERPRETED_RANGE_EVENTS + 1, SMALL_RANGE_EVENTS):
         with range_settings(spark, events) as changed:
-            assert changed == {k: v for k, v in SMALL_SETTINGS.items() if k not in INTERPRETED}
-            assert _in_force(spark) == ("false", "1", "true")
+            assert changed == {**{k: v for k, v in SMALL_SETTINGS.items() if k not in INTERPRETED}, **STAGES_NOT_GENERATED}
+            assert _in_force(spark) == ("false", "1", "false")
             assert spark.conf.get("spark.sql.codegen.factoryMode") != "NO_CODEGEN"
         assert _in_force(spark) == ("true", "3", "true")
 
