@@ -74,8 +74,12 @@ HASH_JOBS = 2
 # refolded by `benchmarks/fold_jobs.py` with the sampled check, new JVMs, warm passes:
 # interpreted 77.9 / 71.9 s, generated 65.2 / 61.6 s (the first pass 105.8 s vs 101.4 s); one day
 # of it (274 events, the same state): interpreted 32.1 / 24.4 s, generated 34.3 / 30.1 s (the
-# first 43.2 s vs 77.7 s). The tests run every fold interpreted (conftest.TEST_SPARK_CONF, the
-# session's own setting).
+# first 43.2 s vs 77.7 s). Above it the expressions are compiled but no class is generated per
+# stage (`small_data.STAGES_NOT_GENERATED`): case c of `benchmarks/pipeline.py` in a new JVM,
+# four pairs alternating JVMs, 57.3-58.9 s against 59.6-60.3 s with a class per stage (the JIT's
+# C2 took about 25 s of the ~96 s of CPU there); after cases a and b in one JVM (the benchmark),
+# no difference. The tests run every fold interpreted (conftest.TEST_SPARK_CONF,
+# the session's own setting).
 SMALL_RANGE_EVENTS = 50_000
 INTERPRETED_RANGE_EVENTS = 10_000
 

@@ -23,9 +23,9 @@ from lineage_assets.warehouse import single_partition
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 # Each operator's expressions compiled, no class generated per stage: for a fold of a range too
 # large to interpret and too small to repay whole-stage classes (`pipeline.fold.range_settings`).
-# Each stage's class is new code that the JIT compiles again (C2: 25 s of CPU in a case c pipeline
-# of `benchmarks/pipeline.py` run in a new JVM, of 96 s); an expression's class is shared by every
-# stage that evaluates it.
+# A stage's generated class is new code for the JIT to compile (C2 took about 25 s of the ~96 s of
+# CPU of case c of `benchmarks/pipeline.py` in a new JVM); an expression's class is shared by every
+# stage that evaluates it. Figures: `pipeline.fold.INTERPRETED_RANGE_EVENTS`.
 STAGES_NOT_GENERATED = {"spark.sql.codegen.wholeStage": "false"}
 SMALL_SETTINGS = {
     "spark.sql.adaptive.enabled": "false",
