@@ -31,7 +31,7 @@ def test_a_running_python_child_counts_as_a_python_worker_and_the_driver_as_the_
         child.kill()
         child.wait()
     assert used["driver Python"] >= 0.25
-    assert 0 < used["Python workers"] <= 0.6
+    assert 0 < used["Python workers"] <= 1.0  # its 0.4 s busy, its start-up at most
     assert "total" in cpu_use.line(used) and "driver Python" in cpu_use.line(used)
 
 
