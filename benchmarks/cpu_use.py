@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -27,8 +28,9 @@ _THREADS = (
 )
 
 
-def _stat(path: str) -> tuple[str, float, float]:
-    """(comm, own CPU seconds, waited-for children's CPU seconds) of a /proc stat file."""
+def stat(path: str) -> tuple[str, float, float]:
+    """(comm, own CPU seconds, waited-for children's CPU seconds) of a /proc stat file (a
+    process's or a thread's)."""
     with open(path) as handle:
         text = handle.read()
     comm = text[text.index("(") + 1:text.rindex(")")]
@@ -36,17 +38,17 @@ def _stat(path: str) -> tuple[str, float, float]:
     return comm, (int(fields[11]) + int(fields[12])) / _TICK, (int(fields[13]) + int(fields[14])) / _TICK
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/children") as handle:
-                    found += [int(c) for c in handle.read().split()]
-            except OSError:
-                pass
-    except OSError:
-        pass
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (children, their children, ...), from one `ps` listing."""
+    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout.split()
+    children: dict[int, list[int]] = {}
+    for child, parent in zip(out[0::2], out[1::2]):
+        children.setdefault(int(parent), []).append(int(child))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
     return found
 
 
@@ -57,14 +59,16 @@ def _thread_kind(comm: str) -> str:
 @dataclass
 class Use:
     """CPU seconds at one moment: of each process (`processes`: pid -> (kind, seconds), the JVM's
-    whole, threads that ended included) and of each live JVM thread (`threads`: tid -> (kind,
-    seconds)). A difference counts only what was spent in between: what a process or thread
-    alive at both moments spent, what one that started in between spent, a JVM's threads that
-    ended in between as "JVM threads that ended", and processes that ended under their parent."""
+    whole, threads that ended included), of each live JVM thread (`threads`: (pid, tid) -> (kind,
+    seconds)) and of each process's children it waited for (`reaped`: pid -> seconds). A
+    difference counts only what was spent in between: what a process or thread alive at both
+    moments spent, what one that started in between spent, a JVM's threads that ended in between
+    as "JVM threads that ended", and processes that ended as "ended children" of their parent."""
 
     processes: dict[int, tuple[str, float]] = field(default_factory=dict)
     threads: dict[tuple[int, int], tuple[str, float]] = field(default_factory=dict)
     jvms: set[int] = field(default_factory=set)
+    reaped: dict[int, float] = field(default_factory=dict)
 
     @classmethod
     def take(cls, pid: int | None = None) -> "Use":
@@ -72,26 +76,21 @@ class Use:
         pid = os.getpid() if pid is None else pid
         if not os.path.isdir(f"/proc/{pid}"):
             return use
-        _, own, ended = _stat(f"/proc/{pid}/stat")
+        _, own, use.reaped[pid] = stat(f"/proc/{pid}/stat")
         use.processes[pid] = ("driver Python", own)
-        use.processes[-pid] = ("ended children", ended)
-        pending = _children(pid)
-        while pending:
-            child = pending.pop()
-            pending += _children(child)
+        for child in descendants(pid):
             try:
-                comm, own, ended = _stat(f"/proc/{child}/stat")
+                comm, own, use.reaped[child] = stat(f"/proc/{child}/stat")
                 with open(f"/proc/{child}/cmdline") as handle:
                     program = handle.read()[:300].split("\0")[0]
             except OSError:
                 continue
-            use.processes[-child] = ("ended children", ended)
             if comm == "java" or "java" in program:
                 use.processes[child] = ("JVM", own)
                 use.jvms.add(child)
                 for tid in os.listdir(f"/proc/{child}/task"):
                     try:
-                        name, seconds, _ = _stat(f"/proc/{child}/task/{tid}/stat")
+                        name, seconds, _ = stat(f"/proc/{child}/task/{tid}/stat")
                     except OSError:
                         continue
                     use.threads[(child, int(tid))] = (_thread_kind(name), seconds)
@@ -102,15 +101,19 @@ class Use:
     def since(self, earlier: "Use") -> Counter:
         """CPU seconds by kind spent between `earlier` and this moment."""
         spent: Counter = Counter()
+        live: Counter = Counter()  # JVM pid -> what its live threads spent
         for key, (kind, seconds) in self.threads.items():
-            spent[kind] += seconds - earlier.threads.get(key, (kind, 0.0))[1]
+            delta = seconds - earlier.threads.get(key, (kind, 0.0))[1]
+            spent[kind] += delta
+            live[key[0]] += delta
         for pid, (kind, seconds) in self.processes.items():
-            before = earlier.processes.get(pid, (kind, 0.0))[1]
+            delta = seconds - earlier.processes.get(pid, (kind, 0.0))[1]
             if pid in self.jvms:  # what its live threads do not account for: threads that ended in between
-                live = sum(s - earlier.threads.get(k, ("", 0.0))[1] for k, (_, s) in self.threads.items() if k[0] == pid)
-                spent["JVM threads that ended"] += seconds - before - live
+                spent["JVM threads that ended"] += delta - live[pid]
             else:
-                spent[kind] += seconds - before
+                spent[kind] += delta
+        for pid, seconds in self.reaped.items():
+            spent["ended children"] += seconds - earlier.reaped.get(pid, 0.0)
         return spent
 
 

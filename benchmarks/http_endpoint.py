@@ -31,7 +31,9 @@ from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # cpu_use, a sibling
 
+from cpu_use import stat  # noqa: E402
 from lineage_assets.ids import event_id  # noqa: E402
 from lineage_assets.intake.ledger import is_ignored_name  # noqa: E402
 
@@ -220,8 +222,7 @@ def process_cpu_seconds(pid: int | None) -> float | None:
     if pid is None:
         return None
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return stat(f"/proc/{pid}/stat")[1]
     except (OSError, ValueError, IndexError):
         return None
 

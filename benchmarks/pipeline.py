@@ -32,7 +32,6 @@ import datetime as dt
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -42,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # http_endpoint (case g)
 
-from cpu_use import Use, line  # noqa: E402
+from cpu_use import Use, descendants, line  # noqa: E402
 from lineage_assets.defs.resources import spark_resource  # noqa: E402
 from lineage_assets.demo import platform  # noqa: E402
 from lineage_assets.pipeline.fold import run_fold  # noqa: E402
@@ -80,7 +79,7 @@ class PeakRss:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            total = sum(_rss(pid) for pid in _descendants(os.getpid()))
+            total = sum(_rss(pid) for pid in descendants(os.getpid()))
             self.peak = max(self.peak, total)
             self.own_peak = max(self.own_peak, _rss(os.getpid()))
             self._stop.wait(0.2)
@@ -92,19 +91,6 @@ class PeakRss:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
-
-
-def _descendants(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout.split()
-    children: dict[int, list[int]] = {}
-    for child, parent in zip(out[0::2], out[1::2]):
-        children.setdefault(int(parent), []).append(int(child))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def bare(spark, path: str, work: str) -> float:
