@@ -273,7 +273,7 @@ def _fold_and_commit(
     seconds = lap.seconds
     events = range_events(base, first, last)
     sample_rate = check_rate(events, sample_rate, whole_check_events)
-    with range_settings(spark, events), Recompute(spark, base, first, last, sample_rate, rules) as recompute:
+    with Recompute(spark, base, first, last, sample_rate, rules, events) as recompute, range_settings(spark, events):
         inputs = fold_inputs(spark, base, first, last, rules)
         prev = inputs.prev
         lap("read_state")
@@ -405,14 +405,18 @@ class Recompute:
     wait for its results (and raise what it raised); leaving the `with` block cancels what is
     still running (a fold that failed does not leave it behind) and waits for the thread."""
 
-    def __init__(self, spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, rate: float, rules: tuple[PartitionRule, ...]):
+    def __init__(
+        self, spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, rate: float, rules: tuple[PartitionRule, ...],
+        events: int = 0,
+    ):
         self._laps = Laps()
+        self._spark = own_session(spark)
+        self._events = events
         self.seconds = self._laps.seconds
         self._sample: Future = Future()
         self._computed: Future = Future()
         self._group = f"lineage-fold-recompute-{secrets.token_hex(4)}"
         self._stop = threading.Event()
-        self._spark = spark
         self._thread = threading.Thread(target=self._run, args=(base, first, last, rate, rules), name=self._group, daemon=True)
 
     def __enter__(self) -> Recompute:
@@ -439,15 +443,29 @@ class Recompute:
 
         try:
             self._spark.sparkContext.setJobGroup(self._group, "determinism check: the fold recomputed")
-            inputs = recompute_inputs(self._spark, base, first, last, rate, rules)
+            with range_settings(self._spark, self._events):  # choosing the sample reads the whole range, as the fold does
+                inputs = recompute_inputs(self._spark, base, first, last, rate, rules)
             lap("sample")
             self._sample.set_result(inputs.sample)
-            self._computed.set_result(recompute_sample(first, last, inputs, lap))
+            sampled = self._events if inputs.sample.whole else inputs.events.count()  # kept on local disk: a count of its files
+            with range_settings(self._spark, sampled):  # the fold of the sample: settings for its own size
+                self._computed.set_result(recompute_sample(first, last, inputs, lap))
             lap("hash")
         except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for a result
             for future in (self._sample, self._computed):
                 if not future.done():
                     future.set_exception(exc)
+
+
+def own_session(spark: SparkSession) -> SparkSession:
+    """A session of `spark`'s Spark context with SQL settings of its own, starting from those
+    `spark` has now (its modifiable ones), so that work in another thread can run with settings
+    for its own size."""
+    session = spark.newSession()
+    for key, value in spark.conf.getAll.items():
+        if spark.conf.isModifiable(key):
+            session.conf.set(key, value)
+    return session
 
 
 def _days_with_rows(base: commits.Commit, written: dict[str, dict[str, Fingerprint]], first: dt.date, last: dt.date) -> list[str]:

@@ -88,8 +88,19 @@ def test_the_sampled_check_follows_dataset_families_on_a_platform_stream(spark, 
     assert not check.passed and any("dataset_versions" in p for p in check.problems)
     assert bad.commit_seq is None and commits.latest(root).seq == before
     monkeypatch.setattr(fold_module, "dataset_version_id", real)
+    from lineage_assets.pipeline import fold as pipeline_fold
+
+    sized, real_settings = [], pipeline_fold.range_settings
+    monkeypatch.setattr(pipeline_fold, "range_settings", lambda session, events: sized.append((session, events)) or real_settings(session, events))
     ok = run_fold(spark, root, first, last, sample_rate=0.3, log=lambda _m: None, whole_check_events=0)
     assert ok.passed and ok.commit_seq == before + 1, [c.problems for c in ok.checks]
+    # the recompute runs in a session of its own (the fold's settings are not its): choosing the
+    # sample reads the whole range, as the fold does; the sample's fold gets settings for its own size
+    range_events = pipeline_fold.range_events(commits.latest(root), first, last)
+    (fold_session, fold_events), (own, choosing), (own_again, sampled) = sorted(sized, key=lambda s: s[0] is not spark)
+    assert (fold_session, fold_events, choosing) == (spark, range_events, range_events)
+    assert own is own_again and own is not spark and own.sparkContext is spark.sparkContext
+    assert 0 < sampled < range_events
     assert ok.rows("dataset_aliases") > 0  # the families are not just the names
     compared = ok.check(DETERMINISM).details["compared_rows"]
     for table in ("runs", "dataset_versions", "column_lineage", "dataset_fields", "state_jobs", "state_fields"):

@@ -631,7 +631,7 @@ def _cut_rows(folder) -> list[tuple]:
 
 
 def test_spark_files_are_cut_into_one_file_per_partition_and_source(tmp_path, monkeypatch):
-    monkeypatch.setattr(commits, "SPLIT_BATCH_ROWS", 2)  # a partition's rows span Arrow batches
+    monkeypatch.setattr(commits, "SPLIT_BATCH_BYTES", 1)  # a row per Arrow batch: a partition's rows span batches
     first = _runs_file(tmp_path / "a.parquet", [("r1", day(1)), ("r2", day(1)), ("r3", day(1)), ("r4", day(2)), ("r5", None), ("r6", None)])
     second = _runs_file(tmp_path / "b.parquet", [("r7", day(2)), ("r8", day(3))])
     out = tmp_path / "cut"
@@ -654,6 +654,37 @@ def test_spark_files_are_cut_into_one_file_per_partition_and_source(tmp_path, mo
         ("r1", False, "in,r1(é)", "2024-01-01"), ("r2", False, "in,r2(é)", "2024-01-01"), ("r3", False, "in,r3(é)", "2024-01-01"),
         ("r4", False, "in,r4(é)", "2024-01-02"), ("r7", False, "in,r7(é)", "2024-01-02"), ("r8", False, "in,r8(é)", "2024-01-03"),
     ]
+
+
+def test_the_cut_reads_batches_of_about_the_same_bytes_whatever_the_rows_width(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(commits, "SPLIT_PROBE_ROWS", 100)
+    monkeypatch.setattr(commits, "SPLIT_BATCH_BYTES", 1 << 20)
+    narrow, wide = tmp_path / "narrow.parquet", tmp_path / "wide.parquet"
+    pq.write_table(pa.table({"v": pa.array(range(50_000), pa.int64())}), narrow)  # 8 bytes a row
+    pq.write_table(pa.table({"v": [("x" * 4096) + str(i) for i in range(1_000)]}), wide)  # ~4 KB a row
+    narrow_rows, wide_rows = commits._batch_rows(pq.ParquetFile(narrow)), commits._batch_rows(pq.ParquetFile(wide))
+    assert (1 << 20) // 9 <= narrow_rows <= (1 << 20) // 8  # 8 bytes a row and the batch's validity bitmap
+    assert 200 <= wide_rows <= 256  # 1 MiB of ~4.1 KB rows
+    pq.write_table(pa.table({"v": pa.array([], pa.int64())}), tmp_path / "empty.parquet")
+    assert commits._batch_rows(pq.ParquetFile(tmp_path / "empty.parquet")) == 100
+
+
+def test_conform_gives_the_registry_types_and_names_whether_or_not_a_cast_is_needed():
+    from lineage_assets.warehouse.schemas import arrow_schema
+
+    target = arrow_schema(registry.RUNS.schema)
+    as_spark_writes = pa.table(
+        [pa.nulls(2, f.type) if f.name != "run_id" else pa.array(["r1", "r2"]) for f in target],
+        schema=pa.schema([f.with_nullable(False) if f.name == "run_id" else f for f in target]),  # nullability apart
+    )
+    same_types = commits.conform(as_spark_writes, target)
+    assert same_types.schema.equals(target) and same_types.column("run_id").to_pylist() == ["r1", "r2"]
+    other_order_and_type = pa.table({"end_date": pa.array(["2024-01-02", None]), "run_id": pa.array(["r1", "r2"])})
+    cast = commits.conform(other_order_and_type.set_column(0, "end_date", pa.array([dt.date(2024, 1, 2), None], pa.date64())), target)
+    assert cast.schema.equals(target) and cast.column("end_date").to_pylist() == [dt.date(2024, 1, 2), None]
+    assert cast.column("state").null_count == 2  # a column the data lacks is null
 
 
 def test_a_spark_file_whose_partitions_are_not_contiguous_is_refused(tmp_path):
