@@ -403,11 +403,21 @@ class Recompute:
     """The determinism check's recompute (`recompute_inputs`, then `recompute_sample`) in a
     thread of its own, its Spark jobs in a job group of their own. `sample()` and `computed()`
     wait for its results (and raise what it raised); leaving the `with` block cancels what is
-    still running (a fold that failed does not leave it behind) and waits for the thread."""
+    still running (a fold that failed does not leave it behind) and waits for the thread.
+
+    It runs in a Spark session of its own (`own_session`: the same Spark context, SQL settings
+    apart), so its settings follow its own size while the fold's follow the range's
+    (`range_settings`): choosing the sample reads the range's `events` events, as the fold does;
+    the sample's fold reads what the sample kept (case c of `benchmarks/pipeline.py`: of 19,289
+    events, the 2,719 of a tenth of the jobs and of the runs their inputs need, under the 10,000
+    of INTERPRETED_RANGE_EVENTS, so its fold is interpreted, no code generated). With the fold's
+    settings, the sample's fold generated and JIT-compiled its own code beside the fold's: case c
+    47.5 s (C2 12.5 s of 83.4 s of CPU) -> 42.1 / 41.9 s (C2 8.8 / 8.1 s of 76.0 / 75.3 s),
+    README "Pipeline cost"."""
 
     def __init__(
         self, spark: SparkSession, base: commits.Commit, first: dt.date, last: dt.date, rate: float, rules: tuple[PartitionRule, ...],
-        events: int = 0,
+        events: int,
     ):
         self._laps = Laps()
         self._spark = own_session(spark)

@@ -56,7 +56,7 @@ SPARK_PARTITIONED_WRITE = 8
 # 560 MB with 2,048 (2.9 vs 3.1 s) and 460 MB with 512 (3.5 s), a fresh process each. A table of
 # narrow rows gets as many rows as fit (`_batch_rows`): each batch is a write and a row group of
 # its partition's file, and 2,048-row batches of a column edge (~400 bytes) made cutting case c's
-# fold outputs cost 2.3-2.9 s of the driver's CPU instead of 1.7-2.0 s (files 8% larger).
+# fold outputs cost 2.3-2.9 s of the driver's CPU instead of 1.7-1.8 s (files 8% larger).
 SPLIT_BATCH_BYTES = 16 << 20
 SPLIT_PROBE_ROWS = 2048  # rows read first to size a source file's batches
 TMP_SUFFIX = ".tmp"  # a commit or views file being written, not yet in place

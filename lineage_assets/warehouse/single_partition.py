@@ -10,8 +10,9 @@ with the tests' settings, a fold with its check and its snapshot, warm passes in
 stages and 422 tasks -> 184 and 258 (with `SMALL_SETTINGS`' Bloom filters off: 71 -> 60 jobs),
 the fold 24.6 / 21.5 s -> 23.1 / 19.0 s.
 
-Set by `pipeline.small_data.SMALL_SETTINGS` in the session's settings (seen by every thread of
-the run, the determinism check's recompute included), read where frames are read or kept.
+Set by `pipeline.small_data.SMALL_SETTINGS` in the session's settings (seen by every thread that
+uses the session; the determinism check's recompute has a session of its own, sized for its
+sample: `pipeline.fold.Recompute`), read where frames are read or kept.
 """
 
 from __future__ import annotations
