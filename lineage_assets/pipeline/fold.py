@@ -412,7 +412,7 @@ class Recompute:
     events, the 2,719 of a tenth of the jobs and of the runs their inputs need, under the 10,000
     of INTERPRETED_RANGE_EVENTS, so its fold is interpreted, no code generated). With the fold's
     settings, the sample's fold generated and JIT-compiled its own code beside the fold's: case c
-    47.5 s (C2 12.5 s of 83.4 s of CPU) -> 42.1 / 41.9 s (C2 8.8 / 8.1 s of 76.0 / 75.3 s),
+    46.8 s (C2 12.2 s of 82.6 s of CPU) -> 42.1 / 41.9 s (C2 8.8 / 8.1 s of 76.0 / 75.3 s),
     README "Pipeline cost"."""
 
     def __init__(
