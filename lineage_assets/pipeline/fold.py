@@ -273,6 +273,7 @@ def _fold_and_commit(
     seconds = lap.seconds
     events = range_events(base, first, last)
     sample_rate = check_rate(events, sample_rate, whole_check_events)
+    # the recompute's session copies the session's settings before the fold's range settings apply (its own follow its sample)
     with Recompute(spark, base, first, last, sample_rate, rules, events) as recompute, range_settings(spark, events):
         inputs = fold_inputs(spark, base, first, last, rules)
         prev = inputs.prev
