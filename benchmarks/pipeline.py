@@ -34,14 +34,14 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # http_endpoint (case g)
 
-from cpu_use import Use, descendants, line  # noqa: E402
+from cpu_use import Use, line  # noqa: E402
+from memory_use import PeakMemory  # noqa: E402
 from lineage_assets.defs.resources import spark_resource  # noqa: E402
 from lineage_assets.demo import platform  # noqa: E402
 from lineage_assets.pipeline.fold import run_fold  # noqa: E402
@@ -54,43 +54,6 @@ from lineage_assets.query.lineage_query import LineageQuery  # noqa: E402
 
 START = dt.date(2025, 1, 1)
 CASE_FOLDERS = ("warmup", "a", "b", "c", "d", "e", "f")  # drop folders under --work (warehouses are wh_*)
-
-
-def _rss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-class PeakRss:
-    """Peak resident memory of this process's children (the Spark JVM and its Python workers),
-    sampled every 0.2 s, plus this driver process's own peak."""
-
-    def __init__(self) -> None:
-        self.peak = 0
-        self.own_peak = 0  # this driver process, sampled over the block only (ru_maxrss is the process's lifetime peak)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            total = sum(_rss(pid) for pid in descendants(os.getpid()))
-            self.peak = max(self.peak, total)
-            self.own_peak = max(self.own_peak, _rss(os.getpid()))
-            self._stop.wait(0.2)
-
-    def __enter__(self) -> "PeakRss":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def bare(spark, path: str, work: str) -> float:
@@ -367,10 +330,10 @@ def main() -> int:
     if "d" in cases:
         print(f"\ncase d: {args.big} events, 30 days, default driver memory")
         drops, path = generate("d", args.big, 30)
-        with PeakRss() as rss:
+        with PeakMemory() as memory:
             steps = pipeline(spark, drops, ["d.ndjson"], os.path.join(work, "wh_d"), START, START + dt.timedelta(days=29), args.sample)
         _print_steps("pipeline", steps)
-        print(f"  peak memory during case d: Spark JVM + Python workers {rss.peak / 2**30:.2f} GiB; driver Python {rss.own_peak / 2**30:.2f} GiB")
+        print(f"  peak memory during case d: {memory.line()}")
         results["d"] = steps["total"]
     print("\nsummary: " + json.dumps({k: round(v, 1) for k, v in results.items()}))
     if not args.work:

@@ -1,0 +1,117 @@
+"""Peak memory of a block, for the benchmarks: the Spark JVM and its Python workers, and this
+driver process.
+
+Resident set sizes (RSS) of processes that share pages do not add up: PySpark's Python workers
+are forked from one daemon and share most of their pages with it, so the sum of their RSS counts
+those pages once per worker. The proportional set size (PSS, Linux's `smaps_rollup`) charges
+each shared page to its sharers in equal parts, so the PSS of a set of processes adds up to the
+memory they hold. Both sums are recorded; PSS is what the machine gives up.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+from cpu_use import descendants
+
+
+def _status_kib(pid: int, key: str, name: str = "status") -> int:
+    try:
+        with open(f"/proc/{pid}/{name}") as handle:
+            for text in handle:
+                if text.startswith(key):
+                    return int(text.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def rss(pid: int) -> int:
+    """Resident set size in bytes (0 for a process that is gone)."""
+    return _status_kib(pid, "VmRSS:") * 1024
+
+
+def pss(pid: int) -> int:
+    """Proportional set size in bytes (0 for a process that is gone or unreadable)."""
+    return _status_kib(pid, "Pss:", "smaps_rollup") * 1024
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+@dataclass
+class Sample:
+    """One moment's memory of the children: sums over every process, and the JVM's own."""
+
+    at: float  # seconds since the block began
+    rss: int
+    pss: int
+    jvm_rss: int
+    jvm_pss: int
+    python_workers: int  # Python processes below the JVM (PySpark's daemon and its forked workers)
+
+
+@dataclass
+class PeakMemory:
+    """Peak memory of this process's children (the Spark JVM and its Python workers), sampled
+    every `every` seconds, and of this driver process. `peak_rss` sums RSS (shared pages counted
+    once per process), `peak_pss` sums PSS (each page once); `at_peak` is the sample of the PSS
+    peak."""
+
+    every: float = 0.2
+    peak_rss: int = 0
+    own_peak: int = 0  # this driver process's RSS, over the block only (ru_maxrss is the process's lifetime peak)
+    at_peak: Sample | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _began: float = 0.0
+
+    @property
+    def peak_pss(self) -> int:
+        return self.at_peak.pss if self.at_peak else 0
+
+    def sample(self) -> Sample:
+        rss_sum = pss_sum = jvm_rss = jvm_pss = workers = 0
+        for pid in descendants(os.getpid()):
+            r, p, comm = rss(pid), pss(pid), _comm(pid)
+            rss_sum, pss_sum = rss_sum + r, pss_sum + p
+            if comm == "java":
+                jvm_rss, jvm_pss = jvm_rss + r, jvm_pss + p
+            elif comm.startswith("python"):
+                workers += 1
+        return Sample(time.monotonic() - self._began, rss_sum, pss_sum, jvm_rss, jvm_pss, workers)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            now = self.sample()
+            self.peak_rss = max(self.peak_rss, now.rss)
+            if self.at_peak is None or now.pss > self.at_peak.pss:
+                self.at_peak = now
+            self.own_peak = max(self.own_peak, rss(os.getpid()))
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> PeakMemory:
+        self._began = time.monotonic()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def line(self) -> str:
+        gib = 2**30
+        at = self.at_peak or Sample(0.0, 0, 0, 0, 0, 0)
+        return (
+            f"Spark JVM + Python workers {self.peak_pss / gib:.2f} GiB proportional (PSS; the JVM {at.jvm_pss / gib:.2f} GiB, "
+            f"{at.python_workers} Python processes, {at.at:.0f} s in), {self.peak_rss / gib:.2f} GiB as a sum of RSS; "
+            f"driver Python {self.own_peak / gib:.2f} GiB"
+        )
