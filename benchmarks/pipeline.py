@@ -238,7 +238,8 @@ def main() -> int:
     spark = spark_resource({"spark.ui.enabled": "false"}).spark_session
     spark.sparkContext.setLogLevel("ERROR")
     conf = spark.sparkContext.getConf()
-    print(f"spark {spark.version}, master {conf.get('spark.master')}, driver memory {conf.get('spark.driver.memory')}, "
+    java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
+    print(f"spark {spark.version} on Java {java}, master {conf.get('spark.master')}, driver memory {conf.get('spark.driver.memory')}, "
           f"{os.cpu_count()} cores; determinism check sample {args.sample}")
     results: dict[str, float] = {}
 

@@ -30,7 +30,7 @@ time.sleep(2.0)
 
 
 def test_forked_children_sharing_pages_count_once_in_pss_and_once_each_in_rss():
-    with memory_use.PeakMemory(every=0.1) as memory:
+    with memory_use.PeakMemory(every=0.1, pss_every=0.1) as memory:
         parent = subprocess.Popen([sys.executable, "-c", FORKED], stdout=subprocess.PIPE, text=True)
         assert parent.stdout.readline() == "ready\n"
         parent.wait(timeout=30)
