@@ -7,8 +7,9 @@ those pages once per worker. The proportional set size (PSS, Linux's `smaps_roll
 each shared page to its sharers in equal parts, so the PSS of a set of processes adds up to the
 memory they hold. Both sums are recorded; PSS is what the machine gives up. Reading a process's
 PSS walks its page tables (about 36 ms for a 3 GB Spark JVM in case d, against microseconds for
-its RSS, and charged to this process's CPU), so RSS is sampled five times a second and PSS at most
-every two seconds, while the RSS sum is within 5% of its peak so far.
+its RSS, and charged to this process's CPU), so RSS is sampled five times a second and PSS every
+two seconds (about 2% of one core). PSS is not sampled only near the RSS sum's peak: that sum
+rises with the number of forked workers alive, so its peak need not be PSS's.
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ class Sample:
 class PeakMemory:
     """Peak memory of this process's children (the Spark JVM and its Python workers) and of this
     driver process. `peak_rss` sums RSS (shared pages counted once per process), sampled every
-    `every` seconds; `peak_pss` sums PSS (each page once), sampled at most every `pss_every`
-    seconds while the RSS sum is within 5% of its peak; `at_peak` is the sample of the PSS peak."""
+    `every` seconds; `peak_pss` sums PSS (each page once), sampled every `pss_every` seconds;
+    `at_peak` is the sample of the PSS peak."""
 
     every: float = 0.2
     pss_every: float = 2.0
@@ -97,7 +98,7 @@ class PeakMemory:
         while not self._stop.is_set():
             now = self.sample(with_pss=False)
             self.peak_rss = max(self.peak_rss, now.rss)
-            if time.monotonic() >= next_pss and now.rss >= 0.95 * self.peak_rss:
+            if time.monotonic() >= next_pss:
                 now = self.sample(with_pss=True)
                 next_pss = time.monotonic() + self.pss_every
                 if self.at_peak is None or now.pss > self.at_peak.pss:
