@@ -42,7 +42,7 @@ sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # http_endpoint 
 
 from cpu_use import Use, line  # noqa: E402
 from memory_use import PeakMemory  # noqa: E402
-from lineage_assets.defs.resources import spark_resource  # noqa: E402
+from lineage_assets.defs.resources import spark_conf_from_env, spark_resource  # noqa: E402
 from lineage_assets.demo import platform  # noqa: E402
 from lineage_assets.pipeline.fold import run_fold  # noqa: E402
 from lineage_assets.pipeline.events import build_events  # noqa: E402
@@ -235,7 +235,16 @@ def main() -> int:
     cases = set(args.cases.split(","))
     work = args.work or tempfile.mkdtemp(prefix="bench_pipeline_")
     os.makedirs(work, exist_ok=True)
-    spark = spark_resource({"spark.ui.enabled": "false"}).spark_session
+    # Evidence when a case fails: the JVM's collections logged one line each (`gc.log` under --work),
+    # and a crashed Python worker's traceback in the error instead of "exited unexpectedly" alone.
+    # Case d failed so once in three runs in the twenty-seventh session, with neither.
+    gc_log = os.path.join(work, "gc.log")
+    spark = spark_resource({
+        "spark.ui.enabled": "false",
+        "spark.driver.extraJavaOptions": f"{spark_conf_from_env()['spark.driver.extraJavaOptions']} -Xlog:gc:file={gc_log}",
+        "spark.python.worker.faulthandler.enabled": "true",
+        "spark.sql.execution.pyspark.udf.faulthandler.enabled": "true",
+    }).spark_session
     spark.sparkContext.setLogLevel("ERROR")
     conf = spark.sparkContext.getConf()
     java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
