@@ -72,6 +72,7 @@ class PeakMemory:
 
     every: float = 0.2
     pss_every: float = 2.0
+    root: int | None = None  # a process whose tree (itself included) is measured instead of this process's children
     peak_rss: int = 0
     own_peak: int = 0  # this driver process's RSS, over the block only (ru_maxrss is the process's lifetime peak)
     at_peak: Sample | None = None
@@ -84,7 +85,7 @@ class PeakMemory:
 
     def sample(self, with_pss: bool = True) -> Sample:
         rss_sum = pss_sum = jvm_rss = jvm_pss = workers = 0
-        for pid in descendants(os.getpid()):
+        for pid in [self.root, *descendants(self.root)] if self.root else descendants(os.getpid()):
             r, p, comm = rss(pid), pss(pid) if with_pss else 0, _comm(pid)
             rss_sum, pss_sum = rss_sum + r, pss_sum + p
             if comm == "java":
