@@ -52,6 +52,19 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def program(pid: int) -> str:
+    """The program a process runs: the first word of its command line."""
+    with open(f"/proc/{pid}/cmdline") as handle:
+        return handle.read()[:300].split("\0")[0]
+
+
+def process_kind(comm: str, program: str) -> str:
+    """"JVM", "Python workers" (PySpark's daemon and its forked workers), or the process's name."""
+    if comm == "java" or "java" in program:
+        return "JVM"
+    return "Python workers" if "python" in comm or "python" in program else comm
+
+
 def _thread_kind(comm: str) -> str:
     return next((kind for pattern, kind in _THREADS if re.search(pattern, comm)), "JVM other threads")
 
@@ -81,11 +94,10 @@ class Use:
         for child in descendants(pid):
             try:
                 comm, own, use.reaped[child] = stat(f"/proc/{child}/stat")
-                with open(f"/proc/{child}/cmdline") as handle:
-                    program = handle.read()[:300].split("\0")[0]
+                kind = process_kind(comm, program(child))
             except OSError:
                 continue
-            if comm == "java" or "java" in program:
+            if kind == "JVM":
                 use.processes[child] = ("JVM", own)
                 use.jvms.add(child)
                 for tid in os.listdir(f"/proc/{child}/task"):
@@ -95,7 +107,7 @@ class Use:
                         continue
                     use.threads[(child, int(tid))] = (_thread_kind(name), seconds)
             else:
-                use.processes[child] = ("Python workers" if "python" in comm or "python" in program else comm, own)
+                use.processes[child] = (kind, own)
         return use
 
     def since(self, earlier: "Use") -> Counter:

@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from cpu_use import descendants
+from cpu_use import descendants, process_kind, program, stat
 
 
 def _status_kib(pid: int, key: str, name: str = "status") -> int:
@@ -43,10 +43,10 @@ def pss(pid: int) -> int:
     return _status_kib(pid, "Pss:", "smaps_rollup") * 1024
 
 
-def _comm(pid: int) -> str:
+def _kind(pid: int) -> str:
+    """`cpu_use.process_kind` of a process ("" for one that is gone)."""
     try:
-        with open(f"/proc/{pid}/comm") as handle:
-            return handle.read().strip()
+        return process_kind(stat(f"/proc/{pid}/stat")[0], program(pid))
     except OSError:
         return ""
 
@@ -60,7 +60,7 @@ class Sample:
     pss: int
     jvm_rss: int
     jvm_pss: int
-    python_workers: int  # Python processes below the JVM (PySpark's daemon and its forked workers)
+    python_workers: int  # Python processes among them (PySpark's daemon and its forked workers)
 
 
 @dataclass
@@ -86,21 +86,21 @@ class PeakMemory:
     def sample(self, with_pss: bool = True) -> Sample:
         rss_sum = pss_sum = jvm_rss = jvm_pss = workers = 0
         for pid in [self.root, *descendants(self.root)] if self.root else descendants(os.getpid()):
-            r, p, comm = rss(pid), pss(pid) if with_pss else 0, _comm(pid)
+            r, p, kind = rss(pid), pss(pid) if with_pss else 0, _kind(pid)
             rss_sum, pss_sum = rss_sum + r, pss_sum + p
-            if comm == "java":
+            if kind == "JVM":
                 jvm_rss, jvm_pss = jvm_rss + r, jvm_pss + p
-            elif comm.startswith("python"):
+            elif kind == "Python workers":
                 workers += 1
         return Sample(time.monotonic() - self._began, rss_sum, pss_sum, jvm_rss, jvm_pss, workers)
 
     def _run(self) -> None:
         next_pss = 0.0
         while not self._stop.is_set():
-            now = self.sample(with_pss=False)
+            with_pss = time.monotonic() >= next_pss
+            now = self.sample(with_pss)
             self.peak_rss = max(self.peak_rss, now.rss)
-            if time.monotonic() >= next_pss:
-                now = self.sample(with_pss=True)
+            if with_pss:
                 next_pss = time.monotonic() + self.pss_every
                 if self.at_peak is None or now.pss > self.at_peak.pss:
                     self.at_peak = now
