@@ -42,7 +42,7 @@ sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # http_endpoint 
 
 from cpu_use import Use, line  # noqa: E402
 from memory_use import PeakMemory  # noqa: E402
-from lineage_assets.defs.resources import spark_conf_from_env, spark_resource  # noqa: E402
+from lineage_assets.defs.resources import failed_task_attempts, spark_conf_from_env, spark_resource  # noqa: E402
 from lineage_assets.demo import platform  # noqa: E402
 from lineage_assets.pipeline.fold import run_fold  # noqa: E402
 from lineage_assets.pipeline.events import build_events  # noqa: E402
@@ -82,6 +82,7 @@ def pipeline(spark, drop_dir: str, files: list[str], warehouse: str, first: dt.d
     with the CPU they used by kind (`cpu_use`: "_cpu")."""
     steps: dict = {}
     cpu = Use.take()
+    failed = failed_task_attempts(spark)
     began = time.monotonic()
     quiet = lambda _m: None  # noqa: E731
     if landing is None:
@@ -118,6 +119,7 @@ def pipeline(spark, drop_dir: str, files: list[str], warehouse: str, first: dt.d
     steps["snapshot"] = time.monotonic() - began
     steps["total"] = steps["intake"] + steps["events"] + steps["fold"] + steps["snapshot"]
     steps["_cpu"] = line(Use.take().since(cpu))
+    steps["_failed_tasks"] = failed_task_attempts(spark) - failed  # tried again (resources.TASK_TRIES), not hidden
     steps["_runs"] = fold.rows("runs")
     steps["_column_edges"] = fold.rows("column_lineage")
     return steps
@@ -219,6 +221,7 @@ def _print_steps(label: str, steps: dict) -> None:
         if name not in ("total",) and not name.startswith("_"):
             print(f"    {name:<28} {value:8.1f}s")
     print(f"    CPU {steps['_cpu']}")
+    print(f"    task attempts that failed (and were tried again): {steps['_failed_tasks']}")
 
 
 def main() -> int:

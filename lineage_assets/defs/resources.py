@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -35,6 +36,13 @@ JIT_OPTIONS = (
 # (case c's refold) it made no difference either way; the tests ran with it first.
 GC_OPTIONS = "-XX:+UseParallelGC"
 JVM_OPTIONS = f"-Duser.timezone=UTC {JIT_OPTIONS} {GC_OPTIONS}"
+# Spark tries a task `spark.task.maxFailures` times (4 by default) on a cluster, but once in local
+# mode unless the master says otherwise (`local[N,F]`): there one crashed Python worker stops the
+# whole run. Case d of `benchmarks/pipeline.py` (1,000,000 events) lost a 20-minute fold so, once
+# in three runs (a coalescing task's worker: "Python worker exited unexpectedly (crashed)",
+# 2026-11-28; README "Pipeline cost"). A local master gets the cluster's tries (`local_tries`).
+TASK_TRIES = 4
+_LOCAL_MASTER = re.compile(r"local(?:\[\s*(\*|\d+)\s*\])?")
 
 SPARK_DEFAULTS: dict[str, str] = {
     "spark.master": "local[*]",
@@ -118,7 +126,29 @@ def spark_conf_from_env(environ: dict[str, str] | None = None) -> dict[str, str]
         conf["spark.master"] = env["LINEAGE_SPARK_MASTER"]
     if env.get("LINEAGE_SPARK_DRIVER_MEMORY"):
         conf["spark.driver.memory"] = env["LINEAGE_SPARK_DRIVER_MEMORY"]
+    conf["spark.master"] = local_tries(conf["spark.master"], conf.get("spark.task.maxFailures"))
     return conf
+
+
+def local_tries(master: str, max_failures: str | None = None) -> str:
+    """`master` with task tries: `local`, `local[N]` or `local[*]` become `local[N,F]`, F being
+    `spark.task.maxFailures` if set, else TASK_TRIES (what a cluster does by default; local mode
+    ignores that setting and tries once). Any other master (one with its tries already,
+    `local-cluster[...]`, a cluster URL) is returned as it is."""
+    found = _LOCAL_MASTER.fullmatch(master.strip())
+    if not found:
+        return master
+    text = str(max_failures).strip() if max_failures else str(TASK_TRIES)
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"spark.task.maxFailures must be a whole number of at least 1, not {max_failures!r}")
+    return f"local[{found.group(1) or 1},{int(text)}]"
+
+
+def failed_task_attempts(spark) -> int:
+    """Task attempts that failed in this Spark application so far (its executors' summaries, which
+    Spark keeps for the application's life; a failure that a later try made good counts too)."""
+    executors = spark.sparkContext._jsc.sc().statusStore().executorList(False)
+    return sum(int(executors.apply(i).failedTasks()) for i in range(executors.size()))
 
 
 # The JVM classes PySpark names through `SparkContext._jvm` on every call of a
@@ -160,6 +190,7 @@ def spark_resource(overrides: dict[str, Any] | None = None) -> LazyPySparkResour
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     conf = spark_conf_from_env()
     conf.update({k: str(v) for k, v in (overrides or {}).items()})
+    conf["spark.master"] = local_tries(conf["spark.master"], conf.get("spark.task.maxFailures"))  # an override's too
     return LineageSparkResource(spark_config=conf)
 
 

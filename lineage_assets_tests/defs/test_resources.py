@@ -77,3 +77,27 @@ def test_the_jvm_names_pyspark_uses_are_resolved_once_for_the_session(spark, mon
     frame = spark.range(1)
     sent = _commands_sent(monkeypatch, lambda: frame.select(F.col("id"), F.lit(1), F.when(F.col("id") > 0, "x")))
     assert sent and not [command for command in sent if command.startswith(lookup)], sent
+
+
+def test_a_crashed_python_worker_is_tried_again(spark):
+    """Local mode tries a task once unless its master says otherwise; the session's master comes
+    with TASK_TRIES (resources.local_tries), so a Python worker that dies mid-task (here: exits
+    without a word on its task's first try) costs a try, not the job, and the failure is counted."""
+    import os as os_module
+
+    from pyspark import TaskContext
+
+    from lineage_assets.defs.resources import TASK_TRIES, failed_task_attempts
+
+    assert spark.sparkContext.master.endswith(f",{TASK_TRIES}]")
+
+    def crash_first_try(batches):
+        context = TaskContext.get()
+        if context.partitionId() == 1 and context.attemptNumber() == 0:
+            os_module._exit(7)  # no exception, no message: the worker process is simply gone
+        yield from batches
+
+    before = failed_task_attempts(spark)
+    rows = spark.range(0, 1000, numPartitions=2).mapInArrow(crash_first_try, "id long").collect()
+    assert sorted(r.id for r in rows) == list(range(1000))
+    assert failed_task_attempts(spark) - before == 1

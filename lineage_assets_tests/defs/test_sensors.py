@@ -33,6 +33,8 @@ from dagster._core.test_utils import create_run_for_test
 from lineage_assets.defs import sensors
 from lineage_assets.defs.resources import (
     LineagePaths,
+    TASK_TRIES,
+    local_tries,
     parse_spark_conf,
     spark_conf_from_env,
 )
@@ -639,7 +641,7 @@ def test_parse_spark_conf_bad_item_raises(text):
 
 def test_spark_conf_defaults():
     conf = spark_conf_from_env({})
-    assert conf["spark.master"] == "local[*]"
+    assert conf["spark.master"] == f"local[*,{TASK_TRIES}]"  # local mode with a cluster's task tries
     assert conf["spark.sql.session.timeZone"] == "UTC"
     assert "spark.driver.memory" in conf
 
@@ -659,8 +661,8 @@ def test_spark_conf_extra_keys_and_precedence():
     conf = spark_conf_from_env(env)
     assert conf["spark.executor.memory"] == "3g"
     assert conf["my.custom.key"] == "hello"
-    # LINEAGE_SPARK_MASTER wins over LINEAGE_SPARK_CONF
-    assert conf["spark.master"] == "local[4]"
+    # LINEAGE_SPARK_MASTER wins over LINEAGE_SPARK_CONF (and gets the task tries)
+    assert conf["spark.master"] == f"local[4,{TASK_TRIES}]"
     # defaults untouched by the extra keys stay
     assert conf["spark.sql.session.timeZone"] == spark_conf_from_env({})["spark.sql.session.timeZone"]
 
@@ -668,7 +670,36 @@ def test_spark_conf_extra_keys_and_precedence():
 def test_spark_conf_json_form_in_env():
     conf = spark_conf_from_env({"LINEAGE_SPARK_CONF": json.dumps({"spark.sql.shuffle.partitions": 3})})
     assert conf["spark.sql.shuffle.partitions"] == "3"
-    assert conf["spark.master"] == "local[*]"
+    assert conf["spark.master"] == f"local[*,{TASK_TRIES}]"
+
+
+@pytest.mark.parametrize(
+    "master, max_failures, expected",
+    [
+        ("local", None, f"local[1,{TASK_TRIES}]"),
+        ("local[*]", None, f"local[*,{TASK_TRIES}]"),
+        (" local[ 3 ] ", None, f"local[3,{TASK_TRIES}]"),
+        ("local[2]", "1", "local[2,1]"),  # spark.task.maxFailures is honoured in local mode too
+        ("local[2,1]", None, "local[2,1]"),  # tries already given: kept
+        ("local[*,7]", "2", "local[*,7]"),
+        ("local-cluster[2,1,1024]", None, "local-cluster[2,1,1024]"),
+        ("spark://127.0.0.1:7077", None, "spark://127.0.0.1:7077"),
+        ("yarn", None, "yarn"),
+    ],
+)
+def test_local_masters_get_task_tries(master, max_failures, expected):
+    assert local_tries(master, max_failures) == expected
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "two", "1.5"])
+def test_local_tries_refuses_a_bad_max_failures(bad):
+    with pytest.raises(ValueError, match="spark.task.maxFailures"):
+        local_tries("local[*]", bad)
+
+
+def test_spark_task_max_failures_sets_the_local_tries():
+    conf = spark_conf_from_env({"LINEAGE_SPARK_CONF": "spark.task.maxFailures=2", "LINEAGE_SPARK_MASTER": "local[2]"})
+    assert conf["spark.master"] == "local[2,2]"
 
 
 def test_spark_conf_empty_env_values_do_not_override():
