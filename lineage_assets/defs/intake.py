@@ -6,8 +6,8 @@ import datetime as dt
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
-from lineage_assets.defs.metadata import markdown_table, spec, table_metadata
-from lineage_assets.defs.resources import LineagePaths
+from lineage_assets.defs.metadata import failed_tasks_since, markdown_table, spec, table_metadata
+from lineage_assets.defs.resources import LineagePaths, failed_task_attempts
 from lineage_assets.pipeline.events import UNIQUE_EVENTS, build_events
 from lineage_assets.pipeline.landing import ACCOUNTING, land_batch
 from lineage_assets.warehouse import tables as t
@@ -87,7 +87,10 @@ def build_intake_assets(daily: dg.DailyPartitionsDefinition):
     )
     def events(context: dg.AssetExecutionContext, pyspark: LazyPySparkResource, paths: LineagePaths):
         first, last = day_range(context)
-        report = build_events(pyspark.spark_session, paths.warehouse, first, last)
+        spark = pyspark.spark_session
+        failed = failed_task_attempts(spark)
+        report = build_events(spark, paths.warehouse, first, last)
+        retried = failed_tasks_since(spark, failed, context.log.warning)
         yield dg.AssetCheckResult(check_name=UNIQUE_EVENTS, passed=report.check.passed,
                                   metadata={"problems": dg.MetadataValue.json(report.check.problems[:50])})
         if not report.check.passed:
@@ -100,6 +103,8 @@ def build_intake_assets(daily: dg.DailyPartitionsDefinition):
                  "content_hash": print_.hash if print_ else ("empty" if day in rebuilt else "unchanged")},
                 partition_key=day,
             )
-        yield dg.MaterializeResult(metadata={"range": f"{first}..{last}", "rebuilt_days": len(rebuilt), "range_rows": report.rows(), "commit": report.commit_seq})
+        yield dg.MaterializeResult(metadata={
+            "range": f"{first}..{last}", "rebuilt_days": len(rebuilt), "range_rows": report.rows(), "commit": report.commit_seq, **retried,
+        })
 
     return [landing_batch, events]

@@ -6,11 +6,12 @@ from dagster_pyspark import LazyPySparkResource
 from lineage_assets.defs.intake import day_range
 from lineage_assets.defs.metadata import (
     PICTURE_SETTING,
+    failed_tasks_since,
     graph_picture_metadata,
     snapshot_pictures_on,
     spec,
 )
-from lineage_assets.defs.resources import LineagePaths, LineageQueryResource
+from lineage_assets.defs.resources import LineagePaths, LineageQueryResource, failed_task_attempts
 from lineage_assets.pipeline.fold import DETERMINISM, KEYS, run_fold
 from lineage_assets.pipeline.snapshot import COMPONENTS, publish_current_graph
 from lineage_assets.warehouse import tables as t
@@ -40,8 +41,10 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
     )
     def lineage_fold(context: dg.AssetExecutionContext, pyspark: LazyPySparkResource, paths: LineagePaths):
         first, last = day_range(context)
-        report = run_fold(pyspark.spark_session, paths.warehouse, first, last, paths.check_sample, context.log.info,
-                          floor=paths.start)
+        spark = pyspark.spark_session
+        failed = failed_task_attempts(spark)
+        report = run_fold(spark, paths.warehouse, first, last, paths.check_sample, context.log.info, floor=paths.start)
+        retried = failed_tasks_since(spark, failed, context.log.warning)
         for check in report.checks:
             yield dg.AssetCheckResult(
                 check_name=check.name, asset_key="run_lineage", passed=check.passed,
@@ -68,6 +71,7 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
             "jobs_with_changed_lineage_count": len(report.changed_jobs),
             "seconds_by_step": dg.MetadataValue.json(report.seconds),
             "check_sample_rate": report.sample_rate,
+            **retried,
         }
         for table in t.HISTORY:
             yield dg.MaterializeResult(asset_key=table.name, metadata={**common, "range_rows": report.rows(table.name)})
@@ -90,7 +94,10 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
         )],
     )
     def current_graph(context: dg.AssetExecutionContext, pyspark: LazyPySparkResource, paths: LineagePaths):
-        report = publish_current_graph(pyspark.spark_session, paths.warehouse, context.log.info)
+        spark = pyspark.spark_session
+        failed = failed_task_attempts(spark)
+        report = publish_current_graph(spark, paths.warehouse, context.log.info)
+        retried = failed_tasks_since(spark, failed, context.log.warning)
         yield dg.AssetCheckResult(
             check_name=COMPONENTS, asset_key="current_lineage", passed=report.check.passed,
             metadata={"problems": dg.MetadataValue.json(report.check.problems[:50]), "components": report.components},
@@ -105,7 +112,7 @@ def build_lineage_assets(daily: dg.DailyPartitionsDefinition):
             yield dg.MaterializeResult(
                 asset_key=table.name,
                 metadata={"dagster/row_count": report.rows[table.name], "commit": report.commit_seq, "as_of_day": report.as_of,
-                          **(picture if table is t.CURRENT_LINEAGE else {})},
+                          **retried, **(picture if table is t.CURRENT_LINEAGE else {})},
             )
 
     @dg.asset_check(

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import dagster as dg
 
+from lineage_assets.defs.resources import failed_task_attempts
 from lineage_assets.warehouse import tables as t
 
 
@@ -85,3 +86,17 @@ def graph_picture_metadata(warehouse: str, log: Callable[[str], None] = print) -
         "graph_picture_svg": dg.MetadataValue.path(paths["svg"]),
         "graph_picture_png": dg.MetadataValue.path(paths["png"]),
     }
+
+
+FAILED_TASKS = "spark_failed_task_attempts"
+
+
+def failed_tasks_since(spark, before: int, warn: Callable[[str], None]) -> dict:
+    """{FAILED_TASKS: task attempts that failed since `before` (`resources.failed_task_attempts`)}:
+    Spark tried them again (`resources.local_tries`) and the step went on, but the UI and the run's
+    log say so, with a warning, instead of leaving it to the JVM's log."""
+    failed = failed_task_attempts(spark) - before
+    if failed:
+        warn(f"{failed} Spark task attempt(s) failed and were tried again (the JVM's log has each error)")
+    return {FAILED_TASKS: failed}
+

@@ -31,6 +31,7 @@ import duckdb
 import pytest
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus
 
+from lineage_assets.defs.metadata import FAILED_TASKS
 from lineage_assets.defs.resources import spark_conf_from_env
 from lineage_assets.runner import ingest
 from lineage_assets.settings import LineageSettings
@@ -236,6 +237,9 @@ def test_the_ui_shows_each_day_its_own_figures_and_the_runs_as_the_sensors(one_s
     assert ONE_SHOT_UI[("runs", D1)]["dagster/row_count"] != ONE_SHOT_UI[("runs", D2)]["dagster/row_count"]
     assert ONE_SHOT_UI[("current_lineage", None)]["dagster/row_count"] == len(one_shot["current_lineage"])
     assert ONE_SHOT_UI["run_tags"] and all(tags.get("dagster/sensor_name") == "event_drop_sensor" for tags in ONE_SHOT_UI["run_tags"])
+    # Spark's task tries are shown, not hidden (none failed here)
+    for shown in (("events", D1), ("run_lineage", D2), ("current_lineage", None)):
+        assert ONE_SHOT_UI[shown][FAILED_TASKS] == 0, shown
 
 
 def test_asset_specs_carry_the_column_schema_of_the_registry():
