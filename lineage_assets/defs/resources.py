@@ -42,6 +42,7 @@ JVM_OPTIONS = f"-Duser.timezone=UTC {JIT_OPTIONS} {GC_OPTIONS}"
 # in three runs (a coalescing task's worker: "Python worker exited unexpectedly (crashed)",
 # 2026-11-28; README "Pipeline cost"). A local master gets the cluster's tries (`local_tries`).
 TASK_TRIES = 4
+PYTHON_IDLE_SECONDS = 300
 _LOCAL_MASTER = re.compile(r"local(?:\[\s*(\*|\d+)\s*\])?")
 
 SPARK_DEFAULTS: dict[str, str] = {
@@ -80,6 +81,15 @@ SPARK_DEFAULTS: dict[str, str] = {
     # alternating JVMs) took 25.7-29.9 s (the driver's Python 6.2-6.6 s of CPU) with it and
     # 23.3-26.8 s (3.6-4.3 s) without. Errors still carry their Python traceback.
     "spark.python.sql.dataFrameDebugging.enabled": "false",
+    # A Python worker that sends nothing for this long is killed, so its task fails and is tried
+    # again (local_tries) instead of hanging. Twice in case d's fold (2026-11-27 and -28) a task of
+    # the coalescing step's `mapInArrow` stopped: the JVM and its Python worker both idle (no CPU
+    # for 11 of its 15 minutes, the worker asleep) until the connection was reset ~15 minutes in;
+    # the step takes ~100 s whole. Every Python step here sends a batch within seconds (a per-group
+    # rule every 256 groups, `lineage.per_group`), so 5 minutes of silence is a hang. Spark's SQL
+    # UDF settings (`spark.sql.execution.pyspark.udf.*`) fall back to these.
+    "spark.python.worker.idleTimeoutSeconds": str(PYTHON_IDLE_SECONDS),
+    "spark.python.worker.killOnIdleTimeout": "true",
     "spark.driver.extraJavaOptions": JVM_OPTIONS,
     "spark.executor.extraJavaOptions": JVM_OPTIONS,
 }

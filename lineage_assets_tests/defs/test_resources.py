@@ -101,3 +101,36 @@ def test_a_crashed_python_worker_is_tried_again(spark):
     rows = spark.range(0, 1000, numPartitions=2).mapInArrow(crash_first_try, "id long").collect()
     assert sorted(r.id for r in rows) == list(range(1000))
     assert failed_task_attempts(spark) - before == 1
+
+
+def test_a_silent_python_worker_is_killed_and_its_task_tried_again(spark):
+    """A worker that sends nothing for the idle timeout is killed (the session's default:
+    spark.python.worker.killOnIdleTimeout), and its task is tried again, instead of hanging. The
+    timeout is the SQL setting that falls back to PYTHON_IDLE_SECONDS, shortened here to 2 s."""
+    import time
+
+    from pyspark import TaskContext
+
+    from lineage_assets.defs.resources import PYTHON_IDLE_SECONDS, failed_task_attempts
+
+    conf = spark.sparkContext.getConf()
+    assert conf.get("spark.python.worker.killOnIdleTimeout") == "true"
+    assert conf.get("spark.python.worker.idleTimeoutSeconds") == str(PYTHON_IDLE_SECONDS)
+
+    def silent_first_try(batches):
+        context = TaskContext.get()
+        if context.partitionId() == 0 and context.attemptNumber() == 0:
+            time.sleep(30)  # far past the timeout: only a kill ends this try in time
+        yield from batches
+
+    before = failed_task_attempts(spark)
+    spark.conf.set("spark.sql.execution.pyspark.udf.idleTimeoutSeconds", "2")
+    try:
+        began = time.monotonic()
+        rows = spark.range(0, 500, numPartitions=2).mapInArrow(silent_first_try, "id long").collect()
+        took = time.monotonic() - began
+    finally:
+        spark.conf.unset("spark.sql.execution.pyspark.udf.idleTimeoutSeconds")
+    assert sorted(r.id for r in rows) == list(range(500))
+    assert failed_task_attempts(spark) - before == 1
+    assert took < 25, took  # killed after about 2 s of silence, not after the 30 s sleep
