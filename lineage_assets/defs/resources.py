@@ -156,7 +156,10 @@ def local_tries(master: str, max_failures: str | None = None) -> str:
 
 def failed_task_attempts(spark) -> int:
     """Task attempts that failed in this Spark application so far (its executors' summaries, which
-    Spark keeps for the application's life; a failure that a later try made good counts too)."""
+    Spark keeps for the application's life; a failure that a later try made good counts too).
+    0 without a session (`None`: a step that never started Spark ran no task)."""
+    if spark is None:
+        return 0
     executors = spark.sparkContext._jsc.sc().statusStore().executorList(False)
     return sum(int(executors.apply(i).failedTasks()) for i in range(executors.size()))
 

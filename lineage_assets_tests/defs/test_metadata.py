@@ -18,3 +18,9 @@ def test_failed_task_attempts_are_shown_and_warned(monkeypatch):
     monkeypatch.setattr(metadata, "failed_task_attempts", lambda _spark: 7)
     assert metadata.failed_tasks_since(None, 7, warned.append) == {metadata.FAILED_TASKS: 0}
     assert len(warned) == 1
+
+
+def test_a_step_without_a_spark_session_ran_no_task():
+    from lineage_assets.defs.resources import failed_task_attempts
+
+    assert failed_task_attempts(None) == 0
