@@ -99,4 +99,3 @@ def failed_tasks_since(spark, before: int, warn: Callable[[str], None]) -> dict:
     if failed:
         warn(f"{failed} Spark task attempt(s) failed and were tried again (the JVM's log has each error)")
     return {FAILED_TASKS: failed}
-
