@@ -124,8 +124,9 @@ def parse_spark_conf(text: str) -> dict[str, str]:
     return conf
 
 
-def spark_conf_from_env(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """Defaults < LINEAGE_SPARK_CONF < LINEAGE_SPARK_MASTER / LINEAGE_SPARK_DRIVER_MEMORY."""
+def spark_conf_from_env(environ: dict[str, str] | None = None, overrides: dict[str, Any] | None = None) -> dict[str, str]:
+    """Defaults < LINEAGE_SPARK_CONF < LINEAGE_SPARK_MASTER / LINEAGE_SPARK_DRIVER_MEMORY <
+    `overrides`; a local master then gets its task tries (`local_tries`) from the result."""
     env = os.environ if environ is None else environ
     conf = dict(SPARK_DEFAULTS)
     # Python workers must run the interpreter that has this project installed.
@@ -136,6 +137,7 @@ def spark_conf_from_env(environ: dict[str, str] | None = None) -> dict[str, str]
         conf["spark.master"] = env["LINEAGE_SPARK_MASTER"]
     if env.get("LINEAGE_SPARK_DRIVER_MEMORY"):
         conf["spark.driver.memory"] = env["LINEAGE_SPARK_DRIVER_MEMORY"]
+    conf.update({k: str(v) for k, v in (overrides or {}).items()})
     conf["spark.master"] = local_tries(conf["spark.master"], conf.get("spark.task.maxFailures"))
     return conf
 
@@ -201,10 +203,7 @@ def spark_resource(overrides: dict[str, Any] | None = None) -> LazyPySparkResour
     # PySpark starts its Python workers with PYSPARK_PYTHON (the conf alone is not enough in
     # local mode): point it at this interpreter, which has the project and pyarrow installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    conf = spark_conf_from_env()
-    conf.update({k: str(v) for k, v in (overrides or {}).items()})
-    conf["spark.master"] = local_tries(conf["spark.master"], conf.get("spark.task.maxFailures"))  # an override's too
-    return LineageSparkResource(spark_config=conf)
+    return LineageSparkResource(spark_config=spark_conf_from_env(overrides=overrides))
 
 
 class LineagePaths(ConfigurableResource):

@@ -702,6 +702,18 @@ def test_spark_task_max_failures_sets_the_local_tries():
     assert conf["spark.master"] == "local[2,2]"
 
 
+def test_an_overridden_max_failures_sets_the_local_tries_of_the_resource(monkeypatch):
+    """The resource's overrides are applied before the tries are added, so a
+    spark.task.maxFailures given there counts as one given in LINEAGE_SPARK_CONF does."""
+    from lineage_assets.defs.resources import spark_resource
+
+    for name in ("LINEAGE_SPARK_CONF", "LINEAGE_SPARK_MASTER"):  # the defaults' master, local[*]
+        monkeypatch.delenv(name, raising=False)
+
+    assert spark_resource({"spark.task.maxFailures": 2}).spark_config["spark.master"] == "local[*,2]"
+    assert spark_resource({"spark.master": "local[3]"}).spark_config["spark.master"] == f"local[3,{TASK_TRIES}]"
+
+
 def test_spark_conf_empty_env_values_do_not_override():
     conf = spark_conf_from_env({"LINEAGE_SPARK_MASTER": "", "LINEAGE_SPARK_DRIVER_MEMORY": "", "LINEAGE_SPARK_CONF": ""})
     assert conf == spark_conf_from_env({})
