@@ -7,16 +7,19 @@ failure leaves readers on the previous commit.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
-from pyspark.sql import Column, DataFrame
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_assets.identity.resolver import Identity
 from lineage_assets.lineage.checkpoint import checkpoint
-from lineage_assets.lineage.fold import StateAsOf, io_names
+from lineage_assets.lineage.fold import StateAsOf
 from lineage_assets.warehouse.schemas import NAME_PAIR
 from lineage_assets.query.node_ids import dataset_node_sql, job_node_sql
 from lineage_assets.warehouse import commits
@@ -88,7 +91,7 @@ class Sample:
 
     rate: float
     runs: DataFrame | None = None  # run_id of sampled runs
-    datasets: DataFrame | None = None  # namespace, name: the families touched by sampled runs
+    datasets: list[tuple[str, str]] | None = None  # (namespace, name): the families touched by sampled runs
     identity: Identity | None = None
     members: DataFrame | None = None  # namespace, name: every canonical name of those families (`family_members`)
 
@@ -114,82 +117,143 @@ class Sample:
 
 _BROADCAST_SAMPLE = 0.2  # at most this rate, the sample's runs and datasets are broadcast to mark rows
 BROADCAST_RUNS = 500_000  # the runs a sample needs are broadcast to pick their events up to this many
-FAMILY = ("_family_namespace", "_family_name")  # the columns `_with_family` and `_mark_by_family` add
 
 
-def _family_columns(family: Column) -> list[Column]:
-    """A family struct (namespace, name) as the FAMILY columns."""
-    return [family["namespace"].alias(FAMILY[0]), family["name"].alias(FAMILY[1])]
+@dataclass
+class Closure:
+    """What a sample of jobs depends on (`sample_closure`): the sample's cut, its runs, the
+    families they touch, every run it needs (its runs and every writer of those families) and
+    the names of the dataset events of those families."""
+
+    cut: int
+    runs: pa.Table  # run_id
+    needed: pa.Table  # run_id
+    datasets: list[tuple[str, str]]  # families, sorted
+    dataset_event_names: list[tuple[str, str]]  # (dataset_namespace, dataset_name) of the families' dataset events, sorted
 
 
-def _family_udf(identity: Identity):
-    """An Arrow UDF: one dataset (namespace, name) -> its family (`Identity.family`)."""
-
-    @F.udf(returnType=NAME_PAIR, useArrow=True)
-    def family(namespace, name):
-        return identity.family(namespace, name) if namespace is not None and name is not None else None
-
-    return family
-
-
-def _with_family(df: DataFrame, namespace: str, name: str, identity: Identity) -> DataFrame:
-    """`df` with the FAMILY columns: the family of its dataset (null for none). The family is
-    computed once per distinct name (few), not per row: `df` is read twice, so it should be cheap
-    to read (a computed intermediate or a scan of files), not a plan to compute again."""
-    family = _family_udf(identity)
-    names = df.select(F.col(namespace).alias("_n"), F.col(name).alias("_m")).filter("_n is not null and _m is not null").distinct()
-    families = names.select("_n", "_m", *_family_columns(family("_n", "_m")))
-    joined = df.join(families, (F.col(namespace).eqNullSafe(F.col("_n"))) & (F.col(name).eqNullSafe(F.col("_m"))), "left")
-    return joined.drop("_n", "_m")
+def job_hashes(spark: SparkSession, jobs: pa.Table) -> pa.Table:
+    """(job_namespace, job_name) -> with `h`, each job's place in the sample order
+    (`Sample.job_hash`, Spark's own expression: the written side is marked with it). One small
+    Spark job over the distinct jobs, no file read."""
+    if jobs.num_rows == 0:
+        return jobs.append_column("h", pa.array([], pa.int64()))
+    frame = spark.createDataFrame(jobs).select("job_namespace", "job_name", Sample.job_hash(F.col("job_namespace"), F.col("job_name")).alias("h"))
+    return frame.toArrow()
 
 
-def sample_inputs(events: DataFrame, carried: DataFrame, rate: float, identity: Identity) -> tuple[Sample, DataFrame, DataFrame]:
+def sample_closure(
+    event_files: list[str], carried_files: list[str], first: dt.date, rate: float, identity: Identity,
+    hashes: Callable[[pa.Table], pa.Table],
+) -> Closure:
+    """The sample of jobs at `rate` and what it depends on, read with DuckDB from the range's
+    committed event files and the open events carried into it (the files of `state_open_events`
+    with `valid_to >= first`, their rows with `valid_from < first`: `state.state_as_of`).
+
+    A job is sampled when its hash (`hashes`: Spark's, by `Sample.job_hash`) is below the cut
+    (`Sample.rate_cut`; raised to take the lowest job when the rate takes none). Its runs are the
+    runs with an event naming a sampled job; the datasets are the families (`Identity.family`,
+    computed once per distinct name in Python) of every dataset those runs' events name; the
+    needed runs are those runs and every run with an event writing one of those families; the
+    dataset events kept are those naming one of those families.
+
+    DuckDB instead of Spark: the scans are of dataset names only, and a join of small tables
+    is what Spark spent about 30 jobs on (case a of `benchmarks/pipeline.py`, README "Pipeline
+    cost")."""
+    with duckdb.connect(config={"threads": 2}) as con:
+        con.execute(f"CREATE TEMP VIEW ev AS {commits.duckdb_files_sql(t.EVENTS.name, event_files)}")
+        carried = commits.duckdb_files_sql(t.STATE_OPEN_EVENTS.name, carried_files)
+        con.execute(f"CREATE TEMP VIEW carried AS SELECT * FROM ({carried}) WHERE valid_from < DATE '{first.isoformat()}'")
+        con.execute(
+            "CREATE TEMP TABLE run_jobs AS SELECT DISTINCT run_id, job_namespace, job_name FROM "
+            "(SELECT run_id, job_namespace, job_name FROM ev WHERE event_kind = 'RUN' UNION ALL SELECT run_id, job_namespace, job_name FROM carried)"
+        )
+        sides = " UNION ALL ".join(
+            f"SELECT run_id, {out} AS out, d.namespace, d.name FROM (SELECT run_id, unnest({side}) AS d FROM {source}{where})"
+            for source, where in (("ev", " WHERE event_kind = 'RUN'"), ("carried", ""))
+            for side, out in (("inputs", "false"), ("outputs", "true"))
+        )
+        con.execute(f"CREATE TEMP TABLE io AS SELECT * FROM ({sides}) WHERE namespace IS NOT NULL AND name IS NOT NULL")
+        jobs = con.sql(
+            "SELECT DISTINCT job_namespace, job_name FROM (SELECT job_namespace, job_name FROM run_jobs UNION ALL "
+            "SELECT job_namespace, job_name FROM ev WHERE event_kind = 'JOB') ORDER BY ALL"
+        ).to_arrow_table()
+        con.register("hashed", hashes(jobs))
+        con.execute("CREATE TEMP TABLE jobs AS SELECT job_namespace, job_name, h FROM hashed")
+        cut = Sample.rate_cut(rate)
+
+        def sampled_runs(cut: int) -> int:
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE runs AS SELECT DISTINCT run_id FROM run_jobs JOIN jobs USING (job_namespace, job_name) WHERE h < ?",
+                [cut],
+            )
+            return con.execute("SELECT count(*) FROM runs").fetchone()[0]
+
+        if not sampled_runs(cut):  # the rate picked no run's job (few jobs): take the lowest in the sample order
+            lowest = con.execute("SELECT min(h) FROM jobs").fetchone()[0]
+            if lowest is not None and lowest + 1 > cut:
+                cut = int(lowest) + 1
+                sampled_runs(cut)
+        names = con.execute("SELECT DISTINCT namespace, name FROM io").fetchall()
+        con.register("named", _families(names, identity))
+        con.execute("CREATE TEMP TABLE family AS SELECT * FROM named")
+        con.execute(
+            "CREATE TEMP TABLE families AS SELECT DISTINCT f.family_namespace, f.family_name FROM io JOIN runs USING (run_id) "
+            "JOIN family f USING (namespace, name)"
+        )
+        datasets = con.execute("SELECT * FROM families ORDER BY ALL").fetchall()
+        needed = con.sql(
+            "SELECT run_id FROM runs UNION SELECT io.run_id FROM io JOIN family USING (namespace, name) "
+            "JOIN families USING (family_namespace, family_name) WHERE io.out ORDER BY ALL"
+        ).to_arrow_table()
+        runs = con.sql("SELECT run_id FROM runs ORDER BY ALL").to_arrow_table()
+        event_names = con.execute(
+            "SELECT DISTINCT dataset_namespace, dataset_name FROM ev WHERE event_kind = 'DATASET' "
+            "AND dataset_namespace IS NOT NULL AND dataset_name IS NOT NULL ORDER BY ALL"
+        ).fetchall()
+    wanted = set(datasets)
+    kept = [name for name in event_names if identity.family(*name) in wanted]
+    return Closure(cut, runs, needed, datasets, kept)
+
+
+def _families(names: list[tuple[str, str]], identity: Identity) -> pa.Table:
+    """(namespace, name, family_namespace, family_name) of each distinct name."""
+    found = [identity.family(namespace, name) for namespace, name in names]
+    return pa.table({
+        "namespace": [n[0] for n in names], "name": [n[1] for n in names],
+        "family_namespace": [f[0] for f in found], "family_name": [f[1] for f in found],
+    }, schema=pa.schema([(c, pa.string()) for c in ("namespace", "name", "family_namespace", "family_name")]))
+
+
+def sample_inputs(
+    commit: commits.Commit, first: dt.date, last: dt.date, events: DataFrame, carried: DataFrame, rate: float, identity: Identity,
+) -> tuple[Sample, DataFrame, DataFrame]:
     """(the sample, the events to recompute it from, the carried open events to recompute it from).
 
-    The events' dataset names (not their facets) are read once, one row per run event and
-    dataset (`explode_outer`: a run event naming none keeps its run), and their families are
-    computed once per distinct name; everything else is joins of that small table."""
+    `events` and `carried` are the range's events and the open events carried into it, as the
+    fold reads them from `commit`; the sample and what it depends on are chosen from the same
+    files (`sample_closure`), then the rows it needs are picked from them by run id (broadcast)
+    and kept on local disk: the recomputed fold reads its events several times."""
     if rate >= 1:
         return Sample(rate), events, carried
-    run_cols = ["run_id", "job_namespace", "job_name"]
-
-    def sides(df: DataFrame) -> DataFrame:
-        def tag(side: str, out: bool) -> Column:  # (a lambda of two arguments would get the index)
-            return F.transform(io_names(side), lambda d: F.struct(F.lit(out).alias("out"), d["namespace"].alias("namespace"), d["name"].alias("name")))
-
-        tagged = [tag("inputs", False), tag("outputs", True)]
-        return df.select(*run_cols, F.explode_outer(F.concat(*[F.coalesce(a, F.array()) for a in tagged])).alias("d")).select(
-            *run_cols, "d.out", "d.namespace", "d.name")
-
-    named = sides(events.filter("event_kind = 'RUN'")).unionByName(sides(carried)).transform(checkpoint)
-    io = _with_family(named, "namespace", "name", identity).transform(checkpoint)
-    job_hash = Sample.job_hash(F.col("job_namespace"), F.col("job_name"))
-    cut = Sample.rate_cut(rate)
-    runs = io.filter(job_hash < cut).select("run_id").distinct().transform(checkpoint)
-    if runs.isEmpty():  # the rate picked no run's job (few jobs): take the lowest in the sample order, a check never compares nothing
-        lowest = io.select(job_hash.alias("h")).unionByName(events.filter("event_kind = 'JOB'").select(job_hash.alias("h"))).agg(F.min("h")).first()[0]
-        if lowest is not None and lowest + 1 > cut:
-            cut = int(lowest) + 1
-            runs = io.filter(job_hash < cut).select("run_id").distinct().transform(checkpoint)
-    sampled = job_hash < cut
-    datasets = (
-        io.join(runs, "run_id", "left_semi").filter(F.col(FAMILY[1]).isNotNull())
-        .select(F.col(FAMILY[0]).alias("namespace"), F.col(FAMILY[1]).alias("name")).distinct().transform(checkpoint)
+    spark = events.sparkSession
+    closure = sample_closure(
+        commit.files(t.EVENTS.name, commits.within("event_date", first, last)),
+        commit.files(t.STATE_OPEN_EVENTS.name, commits.on_or_after("valid_to", first)),
+        first, rate, identity, functools.partial(job_hashes, spark),
     )
-    families = datasets.select(*_family_columns(F.struct("namespace", "name")))
-    writers = io.filter("out").join(families, list(FAMILY), "left_semi").select("run_id")
-    needed = runs.unionByName(writers).distinct().transform(checkpoint)
-    needed_ids = F.broadcast(needed) if needed.count() <= BROADCAST_RUNS else needed  # no shuffle of the wide event rows
-    keep = (  # kept once on local disk: the recomputed fold reads its events several times
+    needed = spark.createDataFrame(closure.needed)
+    needed_ids = F.broadcast(needed) if closure.needed.num_rows <= BROADCAST_RUNS else needed  # no shuffle of the wide event rows
+    sample = Sample(
+        rate, spark.createDataFrame(closure.runs), closure.datasets, identity,
+        spark.createDataFrame(family_members(closure.datasets, identity), NAME_PAIR), closure.cut,
+    )
+    named = spark.createDataFrame(closure.dataset_event_names, "dataset_namespace string, dataset_name string")
+    keep = (
         events.filter("event_kind = 'RUN'").join(needed_ids, "run_id", "left_semi")
-        .unionByName(events.filter("event_kind = 'JOB'").filter(sampled))
-        .unionByName(
-            _with_family(events.filter("event_kind = 'DATASET'"), "dataset_namespace", "dataset_name", identity)  # a scan, read twice
-            .join(families, list(FAMILY), "left_semi").drop(*FAMILY)
-        )
+        .unionByName(events.filter("event_kind = 'JOB'").filter(sample.job_sampled(F.col("job_namespace"), F.col("job_name"))))
+        .unionByName(events.filter("event_kind = 'DATASET'").join(F.broadcast(named), ["dataset_namespace", "dataset_name"], "left_semi"))
     ).transform(checkpoint)
-    members = family_members([(r["namespace"], r["name"]) for r in datasets.collect()], identity)
-    sample = Sample(rate, runs, datasets, identity, events.sparkSession.createDataFrame(members, NAME_PAIR), cut)
     return sample, keep, carried.join(needed_ids, "run_id", "left_semi").transform(checkpoint)
 
 

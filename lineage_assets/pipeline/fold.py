@@ -376,7 +376,7 @@ def recompute_inputs(
     range's events) cut to a deterministic sample of jobs (all at rate 1) and what they depend on:
     their events (`checks.sample_inputs`) and their part of the state (`checks.sample_state`)."""
     inputs = fold_inputs(spark, base, first, last, rules)
-    sample, sample_events, carried = sample_inputs(inputs.events, inputs.prev.open_events, rate, inputs.names.identity)
+    sample, sample_events, carried = sample_inputs(base, first, last, inputs.events, inputs.prev.open_events, rate, inputs.names.identity)
     inputs.prev.open_events = carried
     return RecomputeInputs(sample, sample_events, sample_state(inputs.prev, sample), inputs.names)
 

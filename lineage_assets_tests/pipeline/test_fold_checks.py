@@ -58,7 +58,7 @@ def test_the_determinism_check_fails_on_a_non_deterministic_step(spark, tmp_path
     # a rate that picks none of the 24 jobs (1 in 10,000): the sample takes the lowest in its order, so a
     # sampled check still compares something (before: it compared nothing and passed whatever the fold did)
     inputs = fold_inputs(spark, commits.latest(root), day, day, load_rules())
-    sample, _events, _carried = sample_inputs(inputs.events, inputs.prev.open_events, 0.0001, inputs.names.identity)
+    sample, _events, _carried = sample_inputs(commits.latest(root), day, day, inputs.events, inputs.prev.open_events, 0.0001, inputs.names.identity)
     assert sample.cut > 1 and sample.runs.count() == 1  # the run of the job lowest in the sample order
 
 
