@@ -91,9 +91,7 @@ class Sample:
 
     rate: float
     runs: DataFrame | None = None  # run_id of sampled runs
-    datasets: list[tuple[str, str]] | None = None  # (namespace, name): the families touched by sampled runs
-    identity: Identity | None = None
-    members: DataFrame | None = None  # namespace, name: every canonical name of those families (`family_members`)
+    members: DataFrame | None = None  # namespace, name: every canonical name of the families the sampled runs touch (`family_members`)
 
     @property
     def whole(self) -> bool:
@@ -245,8 +243,7 @@ def sample_inputs(
     needed = spark.createDataFrame(closure.needed)
     needed_ids = F.broadcast(needed) if closure.needed.num_rows <= BROADCAST_RUNS else needed  # no shuffle of the wide event rows
     sample = Sample(
-        rate, spark.createDataFrame(closure.runs), closure.datasets, identity,
-        spark.createDataFrame(family_members(closure.datasets, identity), NAME_PAIR), closure.cut,
+        rate, spark.createDataFrame(closure.runs), spark.createDataFrame(family_members(closure.datasets, identity), NAME_PAIR), closure.cut,
     )
     named = spark.createDataFrame(closure.dataset_event_names, "dataset_namespace string, dataset_name string")
     keep = (
