@@ -20,11 +20,16 @@ from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
 
 
+def valid_partitions(day: dt.date, since: dt.date | None = None) -> commits.PartitionFilter:
+    """The partitions of a state table that hold its rows valid on `day` (valid_to > day), or
+    with `since` its rows valid on any day in [since, day] (valid_to >= since, which keeps rows
+    replaced on the day they appeared). Of those rows, the ones with `valid_from <= day` are."""
+    return commits.on_or_after("valid_to", since or day + dt.timedelta(days=1))
+
+
 def _rows(spark: SparkSession, commit: commits.Commit, table: t.Table, day: dt.date, since: dt.date | None = None) -> DataFrame:
-    """Rows of a state table valid on `day` (valid_to > day), or with `since` valid on any day in
-    [since, day] (valid_to >= since, which keeps rows replaced on the day they appeared)."""
-    partitions = commits.on_or_after("valid_to", since or day + dt.timedelta(days=1))
-    df = commits.read_table(spark, commit.root, table.name, where=partitions, commit=commit)
+    """Rows of a state table valid on `day`, or with `since` on any day in [since, day] (`valid_partitions`)."""
+    df = commits.read_table(spark, commit.root, table.name, where=valid_partitions(day, since), commit=commit)
     return df.filter(F.col("valid_from") <= F.lit(day)).drop("valid_to")
 
 

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from lineage_assets.identity.resolver import Identity
 from lineage_assets.lineage.checkpoint import checkpoint
 from lineage_assets.lineage.fold import StateAsOf
+from lineage_assets.lineage.state import valid_partitions
 from lineage_assets.warehouse.schemas import NAME_PAIR
 from lineage_assets.query.node_ids import dataset_node_sql, job_node_sql
 from lineage_assets.warehouse import commits
@@ -146,7 +147,8 @@ def sample_closure(
 ) -> Closure:
     """The sample of jobs at `rate` and what it depends on, read with DuckDB from the range's
     committed event files and the open events carried into it (the files of `state_open_events`
-    with `valid_to >= first`, their rows with `valid_from < first`: `state.state_as_of`).
+    that hold the state as of first - 1, `state.valid_partitions`; their rows with
+    `valid_from < first`, as `state.state_as_of` reads them).
 
     A job is sampled when its hash (`hashes`: Spark's, by `Sample.job_hash`) is below the cut
     (`Sample.rate_cut`; raised to take the lowest job when the rate takes none). Its runs are the
@@ -237,7 +239,7 @@ def sample_inputs(
     spark = events.sparkSession
     closure = sample_closure(
         commit.files(t.EVENTS.name, commits.within("event_date", first, last)),
-        commit.files(t.STATE_OPEN_EVENTS.name, commits.on_or_after("valid_to", first)),
+        commit.files(t.STATE_OPEN_EVENTS.name, valid_partitions(first - dt.timedelta(days=1))),
         first, rate, identity, functools.partial(job_hashes, spark),
     )
     needed = spark.createDataFrame(closure.needed)

@@ -21,7 +21,7 @@ from lineage_assets.identity.partitions import PartitionRule, load_rules
 from lineage_assets.intake import reasons
 from lineage_assets.lineage.fold import RangeTables, Reopened, StateAsOf, fold_range
 from lineage_assets.lineage.identity import RangeIdentity, range_identity
-from lineage_assets.lineage.state import state_as_of
+from lineage_assets.lineage.state import state_as_of, valid_partitions
 from lineage_assets.pipeline import progress
 from lineage_assets.pipeline.small_data import STAGES_NOT_GENERATED, small_settings
 from lineage_assets.pipeline.progress import FOLD_THROUGH
@@ -147,7 +147,7 @@ def reopened_from(commit: commits.Commit, first: dt.date, last: dt.date) -> tupl
     if not ended_files or not event_files:
         return None
     ids = pc.unique(pads.dataset(event_files, format="parquet").to_table(columns=["run_id"]).column("run_id").combine_chunks())
-    carried_files = commit.files(t.STATE_OPEN_EVENTS.name, commits.on_or_after("valid_to", first))
+    carried_files = commit.files(t.STATE_OPEN_EVENTS.name, valid_partitions(first - dt.timedelta(days=1)))
     if carried_files:  # runs the fold carries: their events already folded are told from new ones in the fold (`Reopened`)
         carried = pads.dataset(carried_files, format="parquet").to_table(columns=["run_id", "valid_from"])
         carried = carried.filter(pc.less(carried.column("valid_from"), pa.scalar(first, pa.date32()))).column("run_id")

@@ -12,6 +12,7 @@ import pytest
 
 from lineage_assets.identity.aliases import AliasTimeline, Statement, micros
 from lineage_assets.identity.resolver import Identity
+from lineage_assets.lineage.state import valid_partitions
 from lineage_assets.pipeline.checks import Sample, sample_closure
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as t
@@ -62,7 +63,7 @@ def _hashes(sampled: set[str]):
 
 def _closure(commit: commits.Commit, rate: float, sampled: set[str], first: dt.date = DAY):
     return sample_closure(
-        commit.files(t.EVENTS.name), commit.files(t.STATE_OPEN_EVENTS.name, commits.on_or_after("valid_to", first)),
+        commit.files(t.EVENTS.name), commit.files(t.STATE_OPEN_EVENTS.name, valid_partitions(first - dt.timedelta(days=1))),
         first, rate, _identity(), _hashes(sampled),
     )
 
