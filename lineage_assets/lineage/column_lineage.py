@@ -266,11 +266,17 @@ def column_edges(
         ))).alias("_inputs"))
     )
 
-    def complete(x: Column) -> Column:
+    def looked_up(x: Column) -> Column:
+        """(x, s: the dataset its input name stands for, d: the declared input it is), each map
+        looked up once: lambdas are interpreted, with no common subexpressions shared, so an
+        expression used five times in `complete` was evaluated five times (case a's 792,281
+        edges: `column_edges` 10.7-12.5 s -> 9.3-11.0 s warm, alternating in one JVM)."""
         key = _input_dataset(x)
         stands_for = F.try_element_at(F.col("_canon"), key) if identity is not None else F.lit(None).cast(schemas.NAME_PAIR)
-        declared = F.try_element_at(F.col("_inputs"), F.coalesce(stands_for, key))
-        output_types = F.when(F.col("_has_schema"), F.coalesce("_output_types", F.create_map().cast("map<string, string>")))
+        return F.struct(x.alias("x"), stands_for.alias("s"), F.try_element_at(F.col("_inputs"), F.coalesce(stands_for, key)).alias("d"))
+
+    def complete(y: Column) -> Column:
+        x, stands_for, declared = y["x"], y["s"], y["d"]
         canonical = {  # an input's field names its canonical dataset, whatever name the facet gave
             "input_namespace": F.coalesce(declared["namespace"], stands_for["namespace"], x["input_namespace"]),
             "input_name": F.coalesce(declared["name"], stands_for["name"], x["input_name"]),
@@ -278,7 +284,7 @@ def column_edges(
         return F.struct(
             *[canonical.get(p, x[p]).alias(p) for p in _EDGE_PARTS], x["t"].alias("t"),
             declared["input_version_id"].alias("input_version_id"),
-            F.when(x["output_field"].isNotNull(), _known(output_types, x["output_field"])).alias("output_field_known"),
+            F.when(x["output_field"].isNotNull(), _known(F.col("_known_types"), x["output_field"])).alias("output_field_known"),
             _known(declared["types"], x["input_field"]).alias("input_field_known"),
             _type(F.col("_output_types"), x["output_field"]).alias("output_field_type"),
             _type(declared["types"], x["input_field"]).alias("input_field_type"),
@@ -287,6 +293,7 @@ def column_edges(
     edges = (  # the facet's edge items worked out once per output row, read by the name resolution and the explode
         outputs.join(versions, ["run_id", "output_namespace", "output_name"]).join(run_inputs, "run_id", "left")
         .withColumn("_items", _edge_items(F.col("cll")))
+        .withColumn("_known_types", F.when(F.col("_has_schema"), F.coalesce("_output_types", F.create_map().cast("map<string, string>"))))
     )
     if identity is not None:
         misses = F.filter(F.array_distinct(F.transform(F.col("_items"), _input_dataset)),
@@ -294,7 +301,7 @@ def column_edges(
         edges = edges.withColumn("_canon", F.map_from_entries(_canonical_names(identity)(misses, F.unix_micros("ended_at"))))
     edges = edges.select(
         "run_id", "ended_at", "output_namespace", "output_name", "output_version_id",
-        F.explode(F.array_distinct(F.transform(F.col("_items"), complete))).alias("e"),
+        F.explode(F.array_distinct(F.transform(F.transform(F.col("_items"), looked_up), complete))).alias("e"),
     )
     return edges.select(
         "output_version_id", "output_namespace", "output_name", "e.output_field",
