@@ -19,9 +19,13 @@ import sys
 import tempfile
 import time
 
-from lineage_assets.defs.resources import spark_resource
-from lineage_assets.pipeline.fold import run_fold
-from lineage_assets.pipeline.snapshot import publish_current_graph
+from checkout import use_this_checkout
+
+use_this_checkout()  # before lineage_assets is imported
+
+from lineage_assets.defs.resources import spark_resource  # noqa: E402
+from lineage_assets.pipeline.fold import run_fold  # noqa: E402
+from lineage_assets.pipeline.snapshot import publish_current_graph  # noqa: E402
 
 
 def jobs_after(spark, after_job: int) -> list:

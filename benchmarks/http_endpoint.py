@@ -29,9 +29,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # cpu_use, a sibling
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # siblings: checkout, cpu_use
+from checkout import use_this_checkout  # noqa: E402
+
+ROOT = use_this_checkout()
 
 from cpu_use import stat  # noqa: E402
 from lineage_assets.ids import event_id  # noqa: E402

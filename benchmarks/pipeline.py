@@ -36,9 +36,10 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # http_endpoint (case g)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # siblings: checkout, cpu_use, http_endpoint (case g)
+from checkout import use_this_checkout  # noqa: E402
+
+ROOT = use_this_checkout()
 
 from cpu_use import Use, line  # noqa: E402
 from memory_use import PeakMemory  # noqa: E402

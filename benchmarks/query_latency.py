@@ -24,7 +24,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checkout import use_this_checkout  # noqa: E402 (a sibling: this script's folder is first on sys.path)
+
+use_this_checkout()
 
 from lineage_assets import LineageQuery  # noqa: E402
 from lineage_assets.identity.datahub import dataset_urn, field_urn  # noqa: E402

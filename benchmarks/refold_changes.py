@@ -21,8 +21,12 @@ import datetime as dt
 
 import duckdb
 
-from lineage_assets.warehouse import commits
-from lineage_assets.warehouse import tables as t
+from checkout import use_this_checkout
+
+use_this_checkout()  # before lineage_assets is imported
+
+from lineage_assets.warehouse import commits  # noqa: E402
+from lineage_assets.warehouse import tables as t  # noqa: E402
 
 
 def _quoted(columns) -> str:

@@ -21,7 +21,9 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checkout import use_this_checkout  # noqa: E402 (a sibling: this script's folder is first on sys.path)
+
+use_this_checkout()
 
 from lineage_assets.defs.resources import LineagePaths  # noqa: E402
 from lineage_assets.defs.sensors import INTAKE_JOB, QUIET_SECONDS, next_work  # noqa: E402
