@@ -17,11 +17,11 @@ import sys
 import tempfile
 import time
 
-from fold_jobs import quiet_session, refold_parser  # beside this script
 from checkout import use_this_checkout
 
 use_this_checkout()  # before lineage_assets is imported
 
+from fold_jobs import quiet_session, refold_parser  # noqa: E402 (beside this script)
 from lineage_assets.identity.partitions import load_rules  # noqa: E402
 from lineage_assets.pipeline import fold  # noqa: E402
 from lineage_assets.warehouse import commits  # noqa: E402

@@ -293,13 +293,13 @@ def column_edges(
     edges = (  # the facet's edge items worked out once per output row, read by the name resolution and the explode
         outputs.join(versions, ["run_id", "output_namespace", "output_name"]).join(run_inputs, "run_id", "left")
         .withColumn("_items", _edge_items(F.col("cll")))
-        .withColumn("_known_types", F.when(F.col("_has_schema"), F.coalesce("_output_types", F.create_map().cast("map<string, string>"))))
     )
     if identity is not None:
         misses = F.filter(F.array_distinct(F.transform(F.col("_items"), _input_dataset)),
                           lambda k: F.try_element_at(F.col("_inputs"), k).isNull())
         edges = edges.withColumn("_canon", F.map_from_entries(_canonical_names(identity)(misses, F.unix_micros("ended_at"))))
-    edges = edges.select(
+    known_types = F.when(F.col("_has_schema"), F.coalesce("_output_types", F.create_map().cast("map<string, string>")))
+    edges = edges.withColumn("_known_types", known_types).select(  # once per row, after the rows went through Python
         "run_id", "ended_at", "output_namespace", "output_name", "output_version_id",
         F.explode(F.array_distinct(F.transform(F.transform(F.col("_items"), looked_up), complete))).alias("e"),
     )
