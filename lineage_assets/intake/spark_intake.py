@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from lineage_assets.cycle_collection import no_cycle_collection
 from lineage_assets.intake.decode import decode_ndjson_chunk
 from lineage_assets.intake.ledger import WHOLE
 from lineage_assets.intake.parse import parse_drop_bytes, parse_records
@@ -33,12 +34,13 @@ def parse_unit(drop_dir: str, unit: ReadUnit, start_date: dt.date | None) -> lis
     with open(os.path.join(drop_dir, unit.path), "rb") as handle:
         handle.seek(unit.start)
         data = handle.read(unit.end - unit.start)
-    if unit.form == WHOLE:
-        parsed = parse_drop_bytes(data, unit.path, start_date)
-    else:
-        parsed = parse_records(decode_ndjson_chunk(data, unit.first_line), unit.path, start_date)
-    for row in parsed:
-        row["file_id"] = unit.file_id
+    with no_cycle_collection():  # the parsed events are trees of new dicts and lists
+        if unit.form == WHOLE:
+            parsed = parse_drop_bytes(data, unit.path, start_date)
+        else:
+            parsed = parse_records(decode_ndjson_chunk(data, unit.first_line), unit.path, start_date)
+        for row in parsed:
+            row["file_id"] = unit.file_id
     return parsed
 
 
@@ -53,9 +55,11 @@ def read_units(spark: SparkSession, drop_dir: str, units: list[ReadUnit], start_
     def parse(batches):
         for batch in batches:
             for unit in zip(*(batch.column(i).to_pylist() for i in range(6))):
-                parsed = parse_unit(drop_dir, ReadUnit(*unit), start_date)
-                for i in range(0, len(parsed), 2000):
-                    yield pa.RecordBatch.from_pylist(parsed[i:i + 2000], schema=arrow)
+                with no_cycle_collection():  # the unit's rows, until they are Arrow batches
+                    parsed = parse_unit(drop_dir, ReadUnit(*unit), start_date)
+                    out = [pa.RecordBatch.from_pylist(parsed[i:i + 2000], schema=arrow) for i in range(0, len(parsed), 2000)]
+                del parsed
+                yield from out
 
     ranges = spark.createDataFrame(rows, UNIT_COLUMNS) if rows else spark.createDataFrame([], UNIT_COLUMNS)
     return ranges.repartition(slices).mapInArrow(parse, PARSED_UNITS)

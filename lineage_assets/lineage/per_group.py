@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from lineage_assets.cycle_collection import no_cycle_collection
 from lineage_assets.warehouse import schemas
 
 GROUPS_PER_CALL = 256  # groups turned into Python objects at a time (bounds a worker's memory)
@@ -32,8 +33,11 @@ def map_groups(
         for batch in batches:
             groups = batch.column(0)
             for start in range(0, len(groups), GROUPS_PER_CALL):
-                out = [row for rows in groups.slice(start, GROUPS_PER_CALL).to_pylist() for row in rule(rows)]
-                if out:
-                    yield pa.RecordBatch.from_pylist(out, schema=arrow)
+                with no_cycle_collection():  # the groups' rows and the rule's: trees of new dicts and lists
+                    out = [row for rows in groups.slice(start, GROUPS_PER_CALL).to_pylist() for row in rule(rows)]
+                    result = pa.RecordBatch.from_pylist(out, schema=arrow) if out else None
+                del out
+                if result is not None:
+                    yield result
 
     return grouped.mapInArrow(run, schema)

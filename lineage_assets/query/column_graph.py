@@ -18,9 +18,10 @@ from collections import Counter
 
 import duckdb
 
+from lineage_assets.cycle_collection import no_cycle_collection
 from lineage_assets.query.current_fields import CurrentFields
 from lineage_assets.query.field_history import WINDOW_EDGES_SQL, WINDOW_RUNS_SQL, Window, WindowIndex
-from lineage_assets.query.models import LineageGraph, answer, edge, no_cycle_collection, node
+from lineage_assets.query.models import LineageGraph, answer, edge, node
 from lineage_assets.query.node_ids import NodeNotFound, NodeRef, field_node
 from lineage_assets.warehouse import commits
 

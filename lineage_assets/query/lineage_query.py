@@ -16,6 +16,7 @@ from typing import Callable, TypeVar
 
 import duckdb
 
+from lineage_assets.cycle_collection import no_cycle_collection
 from lineage_assets.identity.datahub import DataHubConfig
 from lineage_assets.identity.partitions import fold_name, load_rules
 from lineage_assets.intake.decode import has_surrogate
@@ -25,7 +26,7 @@ from lineage_assets.query.datahub_models import UpstreamLineage
 from lineage_assets.query.field_history import Window, field_edges, field_list, mappings, operations
 from lineage_assets.query.field_models import DatasetResource, FieldList, FieldMappings, FieldOperations
 from lineage_assets.query.job_graph import JobGraph
-from lineage_assets.query.models import LineageGraph, Node, answer, edge, no_cycle_collection, node
+from lineage_assets.query.models import LineageGraph, Node, answer, edge, node
 from lineage_assets.query.recipe_history import column_directives as recipe_directives
 from lineage_assets.query.recipe_history import column_trace, load_ops, paths_to_inputs
 from lineage_assets.query.recipe_models import ColumnDirectives, ColumnTrace, DatasetTags, TaggedFields

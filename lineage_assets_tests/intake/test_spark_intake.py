@@ -157,3 +157,29 @@ def test_a_batch_of_few_days_is_staged_as_read_and_one_of_many_days_is_spread(sp
         assert fingerprint(kept) == fingerprint(spread_again) == fingerprint(landed.select(*kept.columns))
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", slots)
+
+
+def test_a_unit_is_parsed_with_the_cycle_collector_paused_and_it_runs_again_after(tmp_path, monkeypatch):
+    """Half the parse's CPU was the collector walking the events parsed so far
+    (`benchmarks/intake_parse.py`); the parsed events make no cycles."""
+    import gc
+
+    from lineage_assets.intake import spark_intake
+    from lineage_assets.intake.ledger import NDJSON
+    from lineage_assets.intake.read_plan import ReadUnit
+
+    seen = []
+    real = spark_intake.parse_records
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(spark_intake, "parse_records", recording)
+    data = "".join(json.dumps(_event(m)) + "\n" for m in range(3)).encode()
+    (tmp_path / "a.ndjson").write_bytes(data)
+    gc.enable()
+    rows = spark_intake.parse_unit(str(tmp_path), ReadUnit("a.ndjson", "f1", NDJSON, 0, len(data), 1), None)
+    assert seen == [False]
+    assert gc.isenabled()
+    assert [(r["accepted"], r["source_line"], r["file_id"]) for r in rows] == [(True, n, "f1") for n in (1, 2, 3)]

@@ -37,3 +37,15 @@ def test_a_rule_may_return_no_rows_or_many(spark):
 
     got = sorted((r["key"], r["total"]) for r in per_group.map_groups(df, ["key"], explode_a, OUT).collect())
     assert got == [("a", 1), ("a", 2)]
+
+
+def test_a_rule_runs_with_python_s_cycle_collector_paused_in_the_worker(spark):
+    """The rule's rows and the groups' are trees of new objects: the collector's walks over them
+    were CPU for nothing (`lineage_assets.cycle_collection`)."""
+    import gc
+
+    state = T.StructType([T.StructField("key", T.StringType()), T.StructField("collector_on", T.BooleanType())])
+    df = spark.createDataFrame([(f"g{i}", i) for i in range(20)], "key string, value long")
+    got = per_group.map_groups(df, ["key"], lambda rows: [{"key": rows[0]["key"], "collector_on": gc.isenabled()}], state).collect()
+    assert sorted(r["key"] for r in got) == sorted(f"g{i}" for i in range(20))
+    assert {r["collector_on"] for r in got} == {False}
