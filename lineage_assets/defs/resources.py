@@ -88,6 +88,11 @@ SPARK_DEFAULTS: dict[str, str] = {
     # the step takes ~100 s whole. Every Python step here sends a batch within seconds (a per-group
     # rule every 256 groups, `lineage.per_group`), so 5 minutes of silence is a hang. Spark's SQL
     # UDF settings (`spark.sql.execution.pyspark.udf.*`) fall back to these.
+    # PySpark's worker loop runs a full cycle collection after every Python task, over every object
+    # the worker has imported (37 ms for ~100,000); case a's fold runs hundreds of Python tasks, and
+    # a third of its workers' CPU was that call. The project's daemon freezes what survives each one
+    # (`lineage_assets.worker_daemon`), so the next walks only what the worker made since.
+    "spark.python.daemon.module": "lineage_assets.worker_daemon",
     "spark.python.worker.idleTimeoutSeconds": str(PYTHON_IDLE_SECONDS),
     "spark.python.worker.killOnIdleTimeout": "true",
     "spark.driver.extraJavaOptions": JVM_OPTIONS,

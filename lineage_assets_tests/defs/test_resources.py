@@ -134,3 +134,29 @@ def test_a_silent_python_worker_is_killed_and_its_task_tried_again(spark):
     assert sorted(r.id for r in rows) == list(range(500))
     assert failed_task_attempts(spark) - before == 1
     assert took < 25, took  # killed after about 2 s of silence, not after the 30 s sleep
+
+
+def test_python_workers_come_from_the_project_s_daemon_and_freeze_what_each_task_leaves(spark):
+    """The session's Python workers are forked from `lineage_assets.worker_daemon` (their
+    `__main__`), and a worker that has run a task has frozen what survived it (PySpark's
+    collection after each task walks only what came since): the second task of a reused worker
+    sees frozen objects. One partition per job on a local[1] session: the worker is reused."""
+
+    def probe(batches):
+        import gc
+        import sys
+
+        import pyarrow as pa
+
+        for _batch in batches:
+            yield pa.RecordBatch.from_pydict({"main": [sys.modules["__main__"].__spec__.name], "frozen": [gc.get_freeze_count()]})
+
+    def run() -> tuple[str, int]:
+        row = spark.range(0, 1, numPartitions=1).mapInArrow(probe, "main string, frozen long").collect()[0]
+        return row["main"], row["frozen"]
+
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == "lineage_assets.worker_daemon"
+    run()
+    main, frozen = run()
+    assert main == "lineage_assets.worker_daemon"
+    assert frozen > 0
