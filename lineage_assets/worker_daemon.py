@@ -5,8 +5,10 @@ for each Python task it cannot give to an idle worker; a worker serves task afte
 every task PySpark's worker loop runs a full cycle collection (`gc.collect()` in
 `pyspark.daemon.manager`), which walks every object the worker holds: the modules it imported
 after the fork (pyarrow, pandas, PySpark's SQL modules, the project's rule modules: about
-100,000 objects, 37 ms a walk) as well as what the task left. Case a's fold ran several hundred
-Python tasks, and a `py-spy` profile of its workers found a third of their CPU in that call.
+100,000 objects, 37 ms a walk) as well as what the task left, and case a's fold runs several
+hundred Python tasks (`py-spy` counted a third of its workers' samples in that call; sampling
+stops each process, which inflates short calls: the benchmark's workers used 52.2 s of CPU in
+case a before, 47.2 s after, README "Pipeline cost").
 
 Here the collection still runs after every task, and what survives it is then frozen
 (`gc.freeze()`: moved out of the collector's generations), so each collection walks only what

@@ -81,6 +81,12 @@ SPARK_DEFAULTS: dict[str, str] = {
     # alternating JVMs) took 25.7-29.9 s (the driver's Python 6.2-6.6 s of CPU) with it and
     # 23.3-26.8 s (3.6-4.3 s) without. Errors still carry their Python traceback.
     "spark.python.sql.dataFrameDebugging.enabled": "false",
+    # PySpark's worker loop runs a full cycle collection after every Python task, over every object
+    # the worker has imported (37 ms for ~100,000), and case a's fold runs hundreds of Python tasks.
+    # The project's daemon freezes what survives each one (`lineage_assets.worker_daemon`), so the
+    # next walks only what the worker made since: case a's Python workers 52.2 -> 47.2 s of CPU.
+    # Executors import it as they import the fold's rules (the package must be on their Python path).
+    "spark.python.daemon.module": "lineage_assets.worker_daemon",
     # A Python worker that sends nothing for this long is killed, so its task fails and is tried
     # again (local_tries) instead of hanging. Twice in case d's fold (2026-11-27 and -28) a task of
     # the coalescing step's `mapInArrow` stopped: the JVM and its Python worker both idle (no CPU
@@ -88,11 +94,6 @@ SPARK_DEFAULTS: dict[str, str] = {
     # the step takes ~100 s whole. Every Python step here sends a batch within seconds (a per-group
     # rule every 256 groups, `lineage.per_group`), so 5 minutes of silence is a hang. Spark's SQL
     # UDF settings (`spark.sql.execution.pyspark.udf.*`) fall back to these.
-    # PySpark's worker loop runs a full cycle collection after every Python task, over every object
-    # the worker has imported (37 ms for ~100,000); case a's fold runs hundreds of Python tasks, and
-    # a third of its workers' CPU was that call. The project's daemon freezes what survives each one
-    # (`lineage_assets.worker_daemon`), so the next walks only what the worker made since.
-    "spark.python.daemon.module": "lineage_assets.worker_daemon",
     "spark.python.worker.idleTimeoutSeconds": str(PYTHON_IDLE_SECONDS),
     "spark.python.worker.killOnIdleTimeout": "true",
     "spark.driver.extraJavaOptions": JVM_OPTIONS,
