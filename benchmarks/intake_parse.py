@@ -3,9 +3,9 @@
 Not a test: it prints figures. The events come from the project's generator
 (`lineage_assets.demo.platform`, about 8 KB each); each round parses the batch as a Python worker
 of the intake does (`intake.spark_intake.parse_unit`: decode, validate, one row per record, then
-Arrow batches) once with the collector running throughout and once as the intake runs it
-(`cycle_collection.no_cycle_collection` around each unit), and prints the CPU seconds of each
-and their ratio. The rows are compared, so both ways parse the same.
+Arrow batches: the worker's own functions) once as the intake runs it (the collector paused in
+`parse_unit`, `cycle_collection.no_cycle_collection`) and once with that pause taken out, and
+prints the CPU seconds of each and their ratio. The rows are compared, so both ways parse the same.
 
     python benchmarks/intake_parse.py [--events 5000] [--rounds 3]
 """
@@ -13,6 +13,7 @@ and their ratio. The rows are compared, so both ways parse the same.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -25,36 +26,27 @@ use_this_checkout()  # before lineage_assets is imported
 import pyarrow as pa  # noqa: E402
 
 from lineage_assets.demo import platform  # noqa: E402
-from lineage_assets.intake.decode import decode_ndjson_chunk  # noqa: E402
+from lineage_assets.intake import spark_intake  # noqa: E402
 from lineage_assets.intake.ledger import NDJSON  # noqa: E402
-from lineage_assets.intake.parse import parse_records  # noqa: E402
 from lineage_assets.intake.read_plan import ReadUnit  # noqa: E402
-from lineage_assets.intake.spark_intake import PARSED_UNITS, parse_unit  # noqa: E402
 from lineage_assets.warehouse import schemas  # noqa: E402
 
-ARROW = schemas.arrow_schema(PARSED_UNITS)
+ARROW = schemas.arrow_schema(spark_intake.PARSED_UNITS)
 
 
-def batches(rows: list[dict]) -> list[pa.RecordBatch]:
-    return [pa.RecordBatch.from_pylist(rows[i:i + 2000], schema=ARROW) for i in range(0, len(rows), 2000)]
+def worker_batches(folder: str, name: str, size: int) -> list[pa.RecordBatch]:
+    """What an intake worker makes of one unit of the whole file (`read_units`)."""
+    return list(spark_intake.parsed_batches(spark_intake.parse_unit(folder, ReadUnit(name, "f", NDJSON, 0, size, 1), None), ARROW))
 
 
-def collector_on(path: str, size: int) -> list[pa.RecordBatch]:
-    """What `parse_unit` and the worker's Arrow batches do, without pausing the collector."""
-    with open(path, "rb") as handle:
-        data = handle.read(size)
-    rows = parse_records(decode_ndjson_chunk(data, 1), os.path.basename(path), None)
-    for row in rows:
-        row["file_id"] = "f"
-    return batches(rows)
-
-
-def collector_off(folder: str, name: str, size: int) -> list[pa.RecordBatch]:
-    """As the intake's worker does it (`read_units`): the collector paused in `parse_unit`."""
-    from lineage_assets.cycle_collection import no_cycle_collection
-
-    with no_cycle_collection():
-        return batches(parse_unit(folder, ReadUnit(name, "f", NDJSON, 0, size, 1), None))
+def collector_running(folder: str, name: str, size: int) -> list[pa.RecordBatch]:
+    """`worker_batches` with `parse_unit`'s pause of the collector taken out."""
+    paused = spark_intake.no_cycle_collection
+    spark_intake.no_cycle_collection = contextlib.nullcontext
+    try:
+        return worker_batches(folder, name, size)
+    finally:
+        spark_intake.no_cycle_collection = paused
 
 
 def main() -> int:
@@ -69,9 +61,9 @@ def main() -> int:
         print(f"{args.events} generated events, {size / 1e6:.1f} MB")
         for n in range(args.rounds):
             began = time.process_time()
-            on = collector_on(path, size)
+            on = collector_running(folder, "events.ndjson", size)
             middle = time.process_time()
-            off = collector_off(folder, "events.ndjson", size)
+            off = worker_batches(folder, "events.ndjson", size)
             ended = time.process_time()
             same = pa.Table.from_batches(on).equals(pa.Table.from_batches(off))
             print(f"round {n}: collector on {middle - began:.3f} s, paused {ended - middle:.3f} s of CPU, "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -25,6 +26,7 @@ from lineage_assets.warehouse import schemas
 from lineage_assets.warehouse import tables as t
 
 PARSED_UNITS = T.StructType([*schemas.PARSED.fields, T.StructField("file_id", T.StringType())])
+PARSED_BATCH_ROWS = 2000  # rows per Arrow batch a worker sends back
 UNIT_COLUMNS = "path string, file_id string, form string, start long, end long, first_line long"
 
 
@@ -44,6 +46,12 @@ def parse_unit(drop_dir: str, unit: ReadUnit, start_date: dt.date | None) -> lis
     return parsed
 
 
+def parsed_batches(rows: list[dict], arrow: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """`parse_unit`'s rows as the Arrow batches a worker sends (`arrow`: PARSED_UNITS')."""
+    for i in range(0, len(rows), PARSED_BATCH_ROWS):
+        yield pa.RecordBatch.from_pylist(rows[i:i + PARSED_BATCH_ROWS], schema=arrow)
+
+
 def read_units(spark: SparkSession, drop_dir: str, units: list[ReadUnit], start_date: dt.date | None) -> DataFrame:
     """Every record of the given byte ranges as a PARSED row (accepted or rejected) with its
     `file_id`, in one Spark job: the units are spread over the session's cores and each task
@@ -55,11 +63,7 @@ def read_units(spark: SparkSession, drop_dir: str, units: list[ReadUnit], start_
     def parse(batches):
         for batch in batches:
             for unit in zip(*(batch.column(i).to_pylist() for i in range(6))):
-                with no_cycle_collection():  # the unit's rows, until they are Arrow batches
-                    parsed = parse_unit(drop_dir, ReadUnit(*unit), start_date)
-                    out = [pa.RecordBatch.from_pylist(parsed[i:i + 2000], schema=arrow) for i in range(0, len(parsed), 2000)]
-                del parsed
-                yield from out
+                yield from parsed_batches(parse_unit(drop_dir, ReadUnit(*unit), start_date), arrow)
 
     ranges = spark.createDataFrame(rows, UNIT_COLUMNS) if rows else spark.createDataFrame([], UNIT_COLUMNS)
     return ranges.repartition(slices).mapInArrow(parse, PARSED_UNITS)
