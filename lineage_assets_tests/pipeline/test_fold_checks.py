@@ -119,6 +119,10 @@ def test_the_sampled_check_follows_dataset_families_on_a_platform_stream(spark, 
     job = sample.job_sampled(F.col("job_namespace"), F.col("job_name"))
     for whole, part in ((inputs.prev.jobs, cut.jobs), (inputs.prev.columns, cut.columns)):
         assert 0 < part.count() == whole.filter(job).count() < whole.count()
+    # each part is kept on local disk once cut: reading it again scans no state file
+    for part in (cut.jobs, cut.columns, cut.fields, cut.datasets, cut.dataset_candidates, cut.storage_versions):
+        plan = part._jdf.queryExecution().optimizedPlan().toString()
+        assert "LogicalRDD" in plan and "parquet" not in plan.lower(), plan
     members = {tuple(r) for r in sample.members.collect()}
     for whole, part in ((inputs.prev.fields, cut.fields), (inputs.prev.datasets, cut.datasets)):
         names = [(r["namespace"], r["name"]) for r in part.select("namespace", "name").collect()]
