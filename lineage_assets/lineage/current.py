@@ -7,6 +7,7 @@ component, so a component looks the same whichever node a user starts from.
 
 from __future__ import annotations
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -16,6 +17,7 @@ from lineage_assets.lineage.checkpoint import checkpoint
 from lineage_assets.lineage.identity import statement, statement_columns
 from lineage_assets.query.node_ids import dataset_node, job_node
 from lineage_assets.warehouse import tables as t
+from lineage_assets.warehouse.schemas import arrow_schema
 
 
 def component_ids(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, str]:
@@ -87,12 +89,18 @@ def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame
     ).transform(lambda df: canonical(df, aliases, "dataset_namespace", "dataset_name")).distinct()
     # kept: collected for the components, then read again by current_jobs and current_lineage
     edges = edges.join(temporary_datasets(edges, jobs), ["dataset_namespace", "dataset_name"]).transform(checkpoint)
-    job_rows = jobs.select("job_namespace", "job_name").collect()
-    edge_rows = edges.select("job_namespace", "job_name", "dataset_namespace", "dataset_name").collect()
-    nodes = [job_node(r[0], r[1]) for r in job_rows]
-    pairs = [(job_node(r[0], r[1]), dataset_node(r[2], r[3])) for r in edge_rows]
-    components = component_ids(nodes, pairs)
-    comp_df = spark.createDataFrame(sorted(components.items()), COMPONENTS)
+    # through Arrow both ways: Row objects and createDataFrame's per-row type checks cost more than the union-find
+    job_cols = jobs.select("job_namespace", "job_name").toArrow().to_pydict()
+    edge_cols = edges.select("job_namespace", "job_name", "dataset_namespace", "dataset_name").toArrow().to_pydict()
+    nodes = list(map(job_node, job_cols["job_namespace"], job_cols["job_name"]))
+    pairs = list(zip(
+        map(job_node, edge_cols["job_namespace"], edge_cols["job_name"]),
+        map(dataset_node, edge_cols["dataset_namespace"], edge_cols["dataset_name"]),
+    ))
+    components = sorted(component_ids(nodes, pairs).items())
+    comp_df = spark.createDataFrame(
+        pa.table([[n for n, _ in components], [c for _, c in components]], schema=arrow_schema(COMPONENTS)), COMPONENTS,
+    )
     job_key = F.concat(F.lit("job:"), F.col("job_namespace"), F.lit(":"), F.col("job_name"))
     temporary = edges.filter("temporary").groupBy("job_namespace", "job_name").agg(
         F.array_sort(F.collect_set(F.struct(F.col("dataset_namespace").alias("namespace"), F.col("dataset_name").alias("name"))))
