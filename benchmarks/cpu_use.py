@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -133,3 +135,60 @@ def line(spent: Counter) -> str:
     """'total 72.0 s: JVM executor tasks 38.9, JVM JIT C2 11.7, ...' (kinds of 0.1 s or more)."""
     kinds = [(kind, s) for kind, s in spent.most_common() if s >= 0.05]
     return f"total {sum(spent.values()):.1f} s: " + ", ".join(f"{kind} {s:.1f}" for kind, s in kinds)
+
+
+def machine_ticks() -> tuple[int, int, int]:
+    """(busy, total, cpus) of the whole machine: clock ticks of all its CPUs since boot, from the
+    first line of /proc/stat (idle and iowait are not busy), and how many CPUs it lists."""
+    with open("/proc/stat") as handle:
+        lines = handle.read().splitlines()
+    ticks = [int(v) for v in lines[0].split()[1:]]
+    cpus = sum(1 for text in lines[1:] if re.match(r"cpu\d+ ", text))
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks), cpus
+
+
+class BusyCores:
+    """How many of the machine's cores were busy in each second of a `with` block (every
+    process's work, not only this one's), sampled from /proc/stat every `interval` s by a
+    thread: `per_second()` after the block. Shows whether a step left a core idle."""
+
+    def __init__(self, interval: float = 0.25):
+        self.interval = interval
+        self.samples: list[tuple[float, int, int]] = []
+        self.cpus = 1
+        self.began = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="busy-cores", daemon=True)
+
+    def _take(self) -> None:
+        busy, total, self.cpus = machine_ticks()
+        self.samples.append((time.monotonic(), busy, total))
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._take()
+
+    def __enter__(self) -> "BusyCores":
+        self.began = time.monotonic()
+        self._take()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._take()
+
+    def per_second(self) -> list[float]:
+        """Cores busy in each second since the block began (a sample's ticks count in the second
+        the sample was taken: its interval's share of a busy core)."""
+        busy: list[int] = []
+        total: list[int] = []
+        for (_, busy0, total0), (when, busy1, total1) in zip(self.samples, self.samples[1:]):
+            second = int(when - self.began)
+            while len(busy) <= second:
+                busy.append(0)
+                total.append(0)
+            busy[second] += busy1 - busy0
+            total[second] += total1 - total0
+        return [self.cpus * b / t if t else 0.0 for b, t in zip(busy, total)]

@@ -2,7 +2,7 @@
 JVM, and print each pass's time, its steps (`FoldReport.seconds`) and the Spark jobs, stages and
 tasks it ran. Not a test; it writes only to its copy of the warehouse.
 
-    python benchmarks/fold_jobs.py WAREHOUSE FIRST LAST [--passes 3] [--sample 0.1] [--sites]
+    python benchmarks/fold_jobs.py WAREHOUSE FIRST LAST [--passes 3] [--sample 0.1] [--sites] [--timeline]
 
 A warehouse to refold: `python benchmarks/pipeline.py --cases a --events 300 --warmup 300 --work
 DIR` leaves one in DIR/wh_a (its day: 2025-01-01). Set LINEAGE_SPARK_CONF to the tests' settings
@@ -12,6 +12,7 @@ DIR` leaves one in DIR/wh_a (its day: 2025-01-01). Set LINEAGE_SPARK_CONF to the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import os
 import shutil
@@ -20,6 +21,7 @@ import tempfile
 import time
 
 from checkout import use_this_checkout
+from cpu_use import BusyCores
 
 use_this_checkout()  # before lineage_assets is imported
 
@@ -58,6 +60,24 @@ def job_sites(listed: list, top: int = 25) -> list[str]:
     return [f"    {n:3d} jobs {st:4d} stages {sec:6.1f}s  {site}" for site, (n, st, sec) in ranked]
 
 
+def timeline(cores: BusyCores, seconds: dict[str, float], began: float, folded: float, ended: float) -> list[str]:
+    """Printable lines, one per second of a pass: the busy cores and the fold's own steps that
+    ended in that second (`FoldReport.seconds` in order, the recompute's beside them left out),
+    then where the fold and the snapshot ended."""
+    ends: dict[int, list[str]] = {}
+    at = began - cores.began
+    for step, spent in seconds.items():
+        if not step.startswith("recompute."):
+            at += spent
+            ends.setdefault(int(at), []).append(step)
+    ends.setdefault(int(folded - cores.began), []).append("(fold ended)")
+    ends.setdefault(int(ended - cores.began), []).append("(snapshot ended)")
+    return [
+        f"  {second:4d}s {busy:4.2f} cores {'#' * round(10 * busy):20s} {' '.join(ends.get(second, []))}".rstrip()
+        for second, busy in enumerate(cores.per_second())
+    ]
+
+
 def refold_parser(doc: str, passes: int) -> argparse.ArgumentParser:
     """The arguments of a script that refolds a copy of WAREHOUSE's days FIRST..LAST in passes."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,6 +99,8 @@ def quiet_session():
 def main() -> int:
     parser = refold_parser(__doc__, passes=3)
     parser.add_argument("--sites", action="store_true", help="also print each pass's jobs by call site")
+    parser.add_argument("--timeline", action="store_true",
+                        help="also print, for each pass, the machine's busy cores in each second and the fold's steps that ended in it")
     args = parser.parse_args()
     spark = quiet_session()
     work = tempfile.mkdtemp(prefix="fold_jobs_")
@@ -88,11 +110,12 @@ def main() -> int:
         for n in range(args.passes):
             shutil.rmtree(copy, ignore_errors=True)
             shutil.copytree(args.warehouse, copy)
-            began = time.monotonic()
-            fold = run_fold(spark, copy, args.first, args.last, sample_rate=args.sample, log=lambda _m: None)
-            folded = time.monotonic()
-            snapshot = publish_current_graph(spark, copy, lambda _m: None)
-            ended = time.monotonic()
+            with BusyCores() if args.timeline else contextlib.nullcontext() as cores:
+                began = time.monotonic()
+                fold = run_fold(spark, copy, args.first, args.last, sample_rate=args.sample, log=lambda _m: None)
+                folded = time.monotonic()
+                snapshot = publish_current_graph(spark, copy, lambda _m: None)
+                ended = time.monotonic()
             listed = jobs_after(spark, last_job)  # one listing for the counts and the call sites
             sites = job_sites(listed) if args.sites else []
             jobs, stages, tasks, last_job = spark_counts(listed, last_job)
@@ -101,6 +124,8 @@ def main() -> int:
             print("  " + ", ".join(f"{step} {s:.1f}" for step, s in fold.seconds.items()))
             if sites:
                 print("\n".join(sites))
+            if cores is not None:
+                print("\n".join(timeline(cores, fold.seconds, began, folded, ended)))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

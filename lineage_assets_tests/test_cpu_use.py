@@ -58,3 +58,15 @@ def test_a_jvm_thread_that_ended_in_between_is_counted_from_the_process_s_total(
     assert spent["JVM JIT C2"] == 3.0 and spent["JVM executor tasks"] == 8.0
     assert spent["JVM threads that ended"] == 30.0 - 10.0 - 3.0 - 8.0
     assert sum(spent.values()) == 20.0
+
+
+def test_busy_cores_sees_a_core_kept_busy_for_a_second():
+    with cpu_use.BusyCores(interval=0.05) as cores:
+        end = time.monotonic() + 1.5
+        while time.monotonic() < end:
+            pass
+    seen = cores.per_second()
+    assert len(seen) >= 2
+    # this process alone keeps one core busy (other processes can only add to it)
+    assert seen[0] >= 0.7 and seen[1] >= 0.7
+    assert all(0.0 <= value <= cores.cpus + 0.01 for value in seen)
