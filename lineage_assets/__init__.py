@@ -6,6 +6,10 @@ fold's per-group functions and must not pay for DuckDB and pandas on every worke
 
 from typing import TYPE_CHECKING
 
+from lineage_assets.known_warnings import ignore_known_warnings
+
+ignore_known_warnings()
+
 __all__ = ["LineageQuery", "NodeNotFound"]
 
 if TYPE_CHECKING:

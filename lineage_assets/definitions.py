@@ -21,9 +21,7 @@ def build_definitions(settings: LineageSettings | None = None, spark_overrides: 
     paths = LineagePaths.from_settings(settings)
     tags = {WAREHOUSE_TAG: paths.warehouse}  # every run, from the UI too, says which warehouse it writes
     intake_job = define_asset_job(INTAKE_JOB, selection=AssetSelection.assets(landing_batch), tags=tags)
-    daily_job = define_asset_job(
-        DAILY_JOB, selection=AssetSelection.assets(events, lineage_fold), partitions_def=daily, tags=tags
-    )
+    daily_job = define_asset_job(DAILY_JOB, selection=AssetSelection.assets(events, lineage_fold), tags=tags)  # partitioned as its assets
     snapshot_job = define_asset_job(
         SNAPSHOT_JOB, selection=AssetSelection.assets(current_graph) | AssetSelection.checks(column_fields_check), tags=tags
     )

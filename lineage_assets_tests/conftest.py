@@ -74,6 +74,15 @@ def fixtures_dir() -> Path:
     return FIXTURES
 
 
+def pytest_configure(config):
+    """The package's filters (`known_warnings`) as pytest filters too: pytest restores the
+    process's filters after collecting, which undoes those the package sets on import."""
+    from lineage_assets.known_warnings import KNOWN_WARNINGS
+
+    for category, message in KNOWN_WARNINGS:
+        config.addinivalue_line("filterwarnings", f"ignore:{message}:{category.__name__}")
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests that use the Spark session are marked `spark`: `make test-fast` runs the others.
 

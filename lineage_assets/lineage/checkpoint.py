@@ -35,10 +35,10 @@ def checkpoint_beside(df: DataFrame) -> Future[DataFrame]:
     """`checkpoint(df)` started in a thread of its own, so that the caller's next Spark jobs run
     beside it: a small range's stages are one task each (`single_partition`), which leaves the
     second core to whatever runs beside. Its jobs keep the calling thread's job group (the
-    determinism check's recompute is cancelled by its group). `.result()` waits for the kept
-    frame and raises what computing it raised."""
+    determinism check's recompute is cancelled by its group) and its session's tags. `.result()`
+    waits for the kept frame and raises what computing it raised."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-checkpoint")
     try:
-        return pool.submit(inheritable_thread_target(checkpoint), df)
+        return pool.submit(inheritable_thread_target(df.sparkSession)(checkpoint), df)
     finally:
         pool.shutdown(wait=False)  # the thread ends once the frame is kept

@@ -64,7 +64,8 @@ def fingerprints_and_marked(
     groups = _balanced(list(frames), weights or {}, jobs)
     if len(groups) <= 1:
         return _fingerprints_and_marked(frames, mark)
-    hash_group = inheritable_thread_target(lambda names: _fingerprints_and_marked({n: frames[n] for n in names}, mark))
+    session = next(iter(frames.values()))[0].sparkSession
+    hash_group = inheritable_thread_target(session)(lambda names: _fingerprints_and_marked({n: frames[n] for n in names}, mark))
     with ThreadPoolExecutor(max_workers=len(groups), thread_name_prefix="content-hash") as pool:
         results = list(pool.map(hash_group, groups))
     every = {name: fp for found, _ in results for name, fp in found.items()}

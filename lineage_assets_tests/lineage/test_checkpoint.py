@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 
 import pytest
 from pyspark.sql import functions as F
@@ -38,3 +39,13 @@ def test_what_keeping_a_frame_beside_raised_is_raised_by_its_result(spark):
     broken = spark.range(3).select(F.raise_error(F.lit("no such value")).alias("x"))
     with pytest.raises(Exception, match="no such value"):
         checkpoint_beside(broken).result()
+
+
+def test_a_frame_kept_beside_carries_the_sessions_tags_and_warns_of_nothing(spark):
+    """The thread is given the frame's session, so the session's tags go with its jobs (PySpark
+    warns "Spark session is not provided. Tags will not be inherited." otherwise)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kept = checkpoint_beside(spark.range(10)).result()
+    assert kept.count() == 10
+    assert [str(w.message) for w in caught] == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 
 import pytest
 from pyspark.sql import functions as F
@@ -64,7 +65,10 @@ def test_frames_shared_among_jobs_side_by_side_hash_as_in_one_job(spark):
     }
     one = fingerprints_and_marked(frames, "_m")
     for jobs, weights in ((2, {"f": 4, "g": 1, "h": 2}), (3, None), (5, {"g": 9})):
-        shared = fingerprints_and_marked(frames, "_m", jobs, weights)
+        with warnings.catch_warnings(record=True) as caught:  # the threads are given the session (its tags)
+            warnings.simplefilter("always")
+            shared = fingerprints_and_marked(frames, "_m", jobs, weights)
+        assert [str(w.message) for w in caught] == []
         assert shared == one and [list(side) for side in shared] == [["f", "g", "h"]] * 2
     assert one[0]["f"] != one[0]["h"] and one[1]["h"] == one[0]["h"]  # the frames are told apart
 
