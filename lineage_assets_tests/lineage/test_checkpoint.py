@@ -44,8 +44,26 @@ def test_what_keeping_a_frame_beside_raised_is_raised_by_its_result(spark):
 def test_a_frame_kept_beside_carries_the_sessions_tags_and_warns_of_nothing(spark):
     """The thread is given the frame's session, so the session's tags go with its jobs (PySpark
     warns "Spark session is not provided. Tags will not be inherited." otherwise)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        kept = checkpoint_beside(spark.range(10)).result()
+    tag = "lineage-test-checkpoint-beside"
+    store = spark.sparkContext._jsc.sc().statusStore()
+    before = max((job.jobId() for job in _jobs(store)), default=-1)
+    spark.addTag(tag)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kept = checkpoint_beside(spark.range(10)).result()
+    finally:
+        spark.removeTag(tag)
     assert kept.count() == 10
     assert [str(w.message) for w in caught] == []
+    tagged = [job for job in _jobs(store) if job.jobId() > before and any(tag in t for t in _seq(job.jobTags()))]
+    assert tagged, "the checkpoint's job ran without the session's tag"
+
+
+def _jobs(store) -> list:
+    listed = store.jobsList(None)
+    return [listed.apply(i) for i in range(listed.size())]
+
+
+def _seq(seq) -> list[str]:
+    return [seq.apply(i) for i in range(seq.size())]
