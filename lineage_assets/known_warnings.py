@@ -13,8 +13,10 @@ anything the user did or can change:
 
 Each filter names its warning's category and the start of its message, so any other warning of
 the same libraries still shows. The package installs them when it is imported
-(`lineage_assets/__init__.py`): in the CLI, the Dagster code server, the tests and Spark's Python
-workers, which import the package before the fold's rules (`worker_daemon`).
+(`lineage_assets/__init__.py`): in the CLI, the Dagster code server and Spark's Python workers,
+which import the package before the fold's rules (`worker_daemon`). pytest puts back the filters
+it found once it has collected the tests, so the tests add the same ones as pytest filters
+(`lineage_assets_tests/conftest.py`, `pytest_configure`).
 """
 
 from __future__ import annotations
