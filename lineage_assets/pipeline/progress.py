@@ -3,8 +3,8 @@
 Progress is recorded by the commit of the work it stands for (DESIGN.md section 11), so it can
 never run ahead of the work: a landing batch adds the days its events fall in to
 `event_days_to_build` in the same commit as the events; the `events` commit of those days takes
-them off and moves `fold_from` back to the earliest of them; a fold from that day on clears it
-and marks the snapshot stale; the snapshot commit clears that. A failed or killed run commits
+them off and moves `fold_from` back to the earliest of them; a fold from that day on clears it (days built after
+the fold's last day stay pending) and marks the snapshot stale; the snapshot commit clears that. A failed or killed run commits
 nothing, so its work is still pending at the next sensor tick and is requested again.
 """
 
@@ -64,7 +64,8 @@ def after_events(base: commits.Commit, built: list[str]) -> dict:
 def after_fold(base: commits.Commit, first: dt.date, last: dt.date, floor: dt.date | None = None) -> dict:
     """A fold of [first, last] has done what `fold_from` asked only when that day is inside it:
     an earlier day (a fold asked for a later range) or a later one (built days the fold has not
-    reached) stays pending. `floor`: the first daily partition (the start date); a `fold_from`
+    reached) stays pending, and days built after `last` (`events_through`) are pending from
+    the day after it. `floor`: the first daily partition (the start date); a `fold_from`
     before it (a start date raised since) asks for a fold from the floor, which is no partition
     earlier."""
     pending = Pending.of(base)
@@ -72,7 +73,15 @@ def after_fold(base: commits.Commit, first: dt.date, last: dt.date, floor: dt.da
     if asked is not None and floor is not None:
         asked = max(asked, str(floor))
     done = asked is not None and str(first) <= asked <= str(last)
-    return {FOLD_FROM: None if done else pending.fold_from, FOLD_THROUGH: str(last), SNAPSHOT_STALE: True}
+    fold_from = None if done else pending.fold_from
+    # `last` is at least the day folded through before (`run_fold` extends a range to it), so days
+    # built after it were never folded: they stay pending from the next day on (before: a fold of
+    # a part of the pending range, say from the UI, cleared `fold_from`, and the built days after
+    # it were never folded, nothing pending)
+    if pending.events_through is not None and pending.events_through > str(last):
+        after = str(last + dt.timedelta(days=1))
+        fold_from = after if fold_from is None else min(fold_from, after)
+    return {FOLD_FROM: fold_from, FOLD_THROUGH: str(last), SNAPSHOT_STALE: True}
 
 
 def after_snapshot() -> dict:

@@ -766,6 +766,27 @@ def test_a_fold_that_ends_before_the_day_it_was_asked_from_leaves_that_day_pendi
     assert progress.after_fold(base, dt.date(2024, 3, 2), dt.date(2024, 3, 5))[progress.FOLD_FROM] == "2024-03-01"
 
 
+def test_a_fold_of_part_of_the_pending_range_leaves_the_built_days_after_it_pending(instance, paths):
+    """Folded through 03-01, events built through 03-10, the fold pending from 03-02; a fold of
+    03-02..03-05 only (a range chosen in the UI) leaves 03-06..03-10 to fold, and the sensor asks
+    for them (before: `fold_from` was cleared and those days were never folded)."""
+    base = commit(paths, props={progress.FOLD_FROM: "2024-03-02", progress.FOLD_THROUGH: "2024-03-01",
+                                progress.EVENTS_THROUGH: "2024-03-10", progress.EVENT_DAYS: []})
+    after = progress.after_fold(base, dt.date(2024, 3, 2), dt.date(2024, 3, 5))
+    assert after[progress.FOLD_FROM] == "2024-03-06"
+    assert after[progress.FOLD_THROUGH] == "2024-03-05"
+    folded = commit(paths, props=after, operation=fold_module.OPERATION)
+    assert requested(evaluate(instance, paths)) == [snapshot(folded.seq)]  # the stage after a fold's commit first
+    published = commit(paths, props=progress.after_snapshot(), operation="current_graph")
+    assert requested(evaluate(instance, paths)) == [fold("2024-03-06", "2024-03-10", published.seq)]
+    # a fold that reaches the last built day leaves nothing pending
+    assert progress.after_fold(published, dt.date(2024, 3, 6), dt.date(2024, 3, 10))[progress.FOLD_FROM] is None
+    # asked from a later day than the fold's end: the day after the fold is the earlier of the two
+    base = commit(paths, props={progress.FOLD_FROM: "2024-03-08", progress.FOLD_THROUGH: "2024-03-01",
+                                progress.EVENTS_THROUGH: "2024-03-10"})
+    assert progress.after_fold(base, dt.date(2024, 3, 2), dt.date(2024, 3, 5))[progress.FOLD_FROM] == "2024-03-06"
+
+
 def test_a_start_date_raised_while_the_fold_is_behind_starts_the_fold_there(instance, paths):
     """Days before the start date are no partitions: the request starts at the start date (before:
     a range Dagster refused in the middle of the run, on every tick)."""
