@@ -3,9 +3,10 @@
 Progress is recorded by the commit of the work it stands for (DESIGN.md section 11), so it can
 never run ahead of the work: a landing batch adds the days its events fall in to
 `event_days_to_build` in the same commit as the events; the `events` commit of those days takes
-them off and moves `fold_from` back to the earliest of them; a fold from that day on clears it (days built after
-the fold's last day stay pending) and marks the snapshot stale; the snapshot commit clears that. A failed or killed run commits
-nothing, so its work is still pending at the next sensor tick and is requested again.
+them off and moves `fold_from` back to the earliest of them; a fold from that day on clears it
+(days built after the fold's last day stay pending) and marks the snapshot stale; the snapshot
+commit clears that. A failed or killed run commits nothing, so its work is still pending at the
+next sensor tick and is requested again.
 """
 
 from __future__ import annotations
