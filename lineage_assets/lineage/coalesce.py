@@ -192,10 +192,14 @@ def coalesce_range(events: list[dict], first_day, identity: Identity | None = No
       among them or not: its row is before the range, so the fold must start at that end
       (`valid_to`);
     - `mismatch`: an event (dated >= first_day) naming another job than the run's earliest event;
-    - `item`: an io-reporting event (dated >= first_day) of a run whose job facets as of that event
-      (merged through it in event order) say STREAMING: a job-versioning item with the code version
-      as of that event. Only the events up to it decide, so any grouping of days into folds
-      agrees (a later event's jobType or code version changes no earlier item).
+    - `item`: an io-reporting or terminal event (dated >= first_day) of a run whose job facets as
+      of that event (merged through it in event order) say STREAMING: a job-versioning item with
+      the code version as of that event. Only the events up to it decide, so any grouping of days
+      into folds agrees (a later event's jobType or code version changes no earlier item). A
+      terminal event without inputs or outputs is an item that reported none (DESIGN.md section
+      4: a run is versioned when it reaches a terminal event; rules 1, 3 and 4), so a streaming
+      run that ends before naming a dataset (a Flink job failing at its start) has its job's
+      version like any ended run.
     A run's datasets are resolved by `identity` (when given) as of the run's end.
     """
     kept, mismatched = _split_by_job(events)
@@ -209,7 +213,8 @@ def coalesce_range(events: list[dict], first_day, identity: Identity | None = No
         text = event["job_facets"] or ""
         if '"jobType"' in text or '"sourceCode' in text:  # parse only what can change the flag or the code version
             as_of.update((name, value) for name, value in json.loads(text).items() if name in JOB_RULE_FACETS and value is not None)
-        if event["event_date"] >= first_day and (event["inputs"] or event["outputs"]) and is_streaming(as_of):
+        reports = event["inputs"] or event["outputs"] or event["event_type"] in TERMINAL
+        if event["event_date"] >= first_day and reports and is_streaming(as_of):
             out.append({
                 "kind": "item", "run_id": event["run_id"], "event_id": event["event_id"],
                 "job_namespace": job[0], "job_name": job[1], "ended_at": event["event_time"],

@@ -498,6 +498,23 @@ def test_a_streaming_item_is_decided_and_versioned_as_of_its_own_event(late_hour
     assert _items(day1, 1) + _items(events, 2) == _items(events, 1)
 
 
+def test_a_streaming_runs_terminal_event_is_an_item_even_without_inputs_or_outputs():
+    """A streaming run that ends before naming a dataset (a Flink job failing at its start) or
+    whose jobType comes only with its io-less terminal event: the terminal event is an item that
+    reported none, so the run's job is versioned (before: no item, no version, and the fold's
+    blocking key check failed on the run's missing job version). Non-terminal io-less events
+    stay no items, and a batch run's terminal event is no item."""
+    failed_at_start = [_event("start", _t(1, 8), "START", job_facets=STREAMING), _event("fail", _t(1, 9), "FAIL")]
+    assert _items(failed_at_start, 1) == [("fail", None)]
+    [item] = _range(failed_at_start, 1)["item"]
+    assert (item["state"], item["ended_at"]) == ("FAIL", _t(1, 9))
+    type_at_the_end = [_event("io", _t(1, 8), "START", inputs=["k"], outputs=["s"]),
+                       _event("idle", _t(1, 9), "RUNNING", job_facets=STREAMING), _event("done", _t(1, 10), "COMPLETE")]
+    assert _items(type_at_the_end, 1) == [("done", None)]
+    batch = [_event("start", _t(1, 8), "START"), _event("fail", _t(1, 9), "FAIL")]
+    assert _items(batch, 1) == []
+
+
 def test_a_null_facet_is_absent_and_replaces_no_earlier_instance():
     """README (Intake): a `null` facet counts as absent. A COMPLETE sending the code location,
     schema and version facets as null keeps those of the START, and no null is stored."""

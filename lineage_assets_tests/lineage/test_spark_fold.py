@@ -70,6 +70,9 @@ def stream() -> list[dict]:
     ev += [run_event(t(D1, "09:00"), "START", "stream", "streamer", ["topic"], ["sink1"], job_facets=STREAMING),
            run_event(t(D1, "10:00"), "RUNNING", "stream", "streamer", ["topic"], ["sink2"], job_facets=STREAMING)]
     ev += [run_event(t(D1, "11:00"), "COMPLETE", "child", "task", [], ["child_out"], run_facets=PARENT)]
+    # 8b. a streaming run that fails before naming any dataset
+    ev += [run_event(t(D1, "13:00"), "START", "flink-fail", "flinkjob", job_facets=STREAMING),
+           run_event(t(D1, "13:01"), "FAIL", "flink-fail", "flinkjob")]
     # 11. a run spanning three days, its inputs/outputs differing between events
     ev += [run_event(t(D1, "23:00"), "START", "long", "longjob", ["shared"]), run_event(t(D2, "12:00"), "RUNNING", "long", "longjob", ["other"], ["long_a"]),
            run_event(t(D3, "01:00"), "COMPLETE", "long", "longjob", [], ["long_b"])]
@@ -146,6 +149,19 @@ def test_a_streaming_job_is_versioned_at_each_event_reporting_io(folded):
     versions = sorted((v["created_at"], [o["name"] for o in v["outputs"]]) for v in folded.job_versions if v["job_name"] == "streamer")
     assert versions == [(dt.datetime(2024, 3, 1, 9), ["sink1"]), (dt.datetime(2024, 3, 1, 10), ["sink2"])]
     assert not any(r["job_name"] == "streamer" for r in folded.runs)  # never terminal
+
+
+def test_a_streaming_run_that_ends_before_naming_a_dataset_versions_its_job(folded):
+    """Rule 1 at its terminal event (DESIGN.md section 4), as for a batch run that reported
+    nothing. Before, the run had no job version and the fold's blocking key check failed, so
+    nothing of the range could be committed."""
+    [version] = [v for v in folded.job_versions if v["job_name"] == "flinkjob"]
+    content = {"job": [version["job_namespace"], "flinkjob"], "inputs": [], "outputs": [], "code_version": None, "lineage_unknown": True}
+    assert (version["inputs"], version["outputs"], version["lineage_unknown"]) == ([], [], True)
+    assert version["version_id"] == content_uuid(content)
+    assert _lineage(folded, "flink-fail")["job_version_id"] == version["version_id"]
+    state = next(j for j in folded.jobs_state if j["job_name"] == "flinkjob")
+    assert (state["latest_state"], state["latest_run_id"]) == ("FAIL", run_uuid("flink-fail"))
 
 
 def test_parent_and_root_run_ids_come_from_the_parent_facet(folded):
