@@ -15,16 +15,24 @@ from pyspark.sql import types as T
 from lineage_assets.identity.aliases import AliasTimeline
 from lineage_assets.lineage.checkpoint import checkpoint
 from lineage_assets.lineage.identity import statement, statement_columns
-from lineage_assets.query.node_ids import dataset_node, job_node
+from lineage_assets.query.node_ids import NodeRef
 from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.schemas import arrow_schema
 
 
-def component_ids(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, str]:
-    """Union-find over an undirected graph: node -> smallest node id of its component."""
+def _order(node: NodeRef | str) -> tuple:
+    """Where a node stands in the order that names its component: by its node id, then (for two
+    nodes with one id string: `job:a:b:c` is both the job (a:b, c) and the job (a, b:c)) by its
+    parts, so that such nodes stay two nodes and the choice does not depend on the input order."""
+    return (node.id, node.kind, node.namespace, node.name) if isinstance(node, NodeRef) else (node,)
+
+
+def component_ids(nodes: list, edges: list[tuple]) -> dict:
+    """Union-find over an undirected graph of nodes (`NodeRef`s, or node id strings): node ->
+    the node id of its component's smallest node (`_order`)."""
     parent = {n: n for n in nodes}
 
-    def find(x: str) -> str:
+    def find(x):
         root = x
         while parent[root] != root:
             root = parent[root]
@@ -37,15 +45,17 @@ def component_ids(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, s
         parent.setdefault(b, b)
         ra, rb = find(a), find(b)
         if ra != rb:
-            # the smaller id becomes the root, so each root is its component's minimum
-            if ra < rb:
+            # the smaller node becomes the root, so each root is its component's minimum
+            if _order(ra) < _order(rb):
                 parent[rb] = ra
             else:
                 parent[ra] = rb
-    return {n: find(n) for n in parent}
+    return {n: _order(find(n))[0] for n in parent}
 
 
-COMPONENTS = T.StructType([T.StructField("node_id", T.StringType()), T.StructField("component_id", T.StringType())])
+COMPONENTS = T.StructType([
+    T.StructField("job_namespace", T.StringType()), T.StructField("job_name", T.StringType()), T.StructField("component_id", T.StringType()),
+])
 
 
 def current_alias_rows(aliases_state: DataFrame) -> list[dict]:
@@ -92,24 +102,24 @@ def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame
     # through Arrow both ways: Row objects and createDataFrame's per-row type checks cost more than the union-find
     job_cols = jobs.select("job_namespace", "job_name").toArrow().to_pydict()
     edge_cols = edges.select("job_namespace", "job_name", "dataset_namespace", "dataset_name").toArrow().to_pydict()
-    nodes = list(map(job_node, job_cols["job_namespace"], job_cols["job_name"]))
+    # nodes by their parts, not their id strings: two nodes may have one id (`_order`)
+    job = lambda namespace, name: NodeRef("job", namespace, name)  # noqa: E731
+    nodes = list(map(job, job_cols["job_namespace"], job_cols["job_name"]))
     pairs = list(zip(
-        map(job_node, edge_cols["job_namespace"], edge_cols["job_name"]),
-        map(dataset_node, edge_cols["dataset_namespace"], edge_cols["dataset_name"]),
+        map(job, edge_cols["job_namespace"], edge_cols["job_name"]),
+        map(lambda namespace, name: NodeRef("dataset", namespace, name), edge_cols["dataset_namespace"], edge_cols["dataset_name"]),
     ))
-    components = sorted(component_ids(nodes, pairs).items())
-    comp_df = spark.createDataFrame(
-        pa.table([[n for n, _ in components], [c for _, c in components]], schema=arrow_schema(COMPONENTS)), COMPONENTS,
-    )
-    job_key = F.concat(F.lit("job:"), F.col("job_namespace"), F.lit(":"), F.col("job_name"))
+    components = sorted((n.namespace, n.name, c) for n, c in component_ids(nodes, pairs).items() if n.kind == "job")
+    comp_df = spark.createDataFrame(pa.table(list(map(list, zip(*components))) if components else [[], [], []],
+                                             schema=arrow_schema(COMPONENTS)), COMPONENTS)
+    job_key = ["job_namespace", "job_name"]
     temporary = edges.filter("temporary").groupBy("job_namespace", "job_name").agg(
         F.array_sort(F.collect_set(F.struct(F.col("dataset_namespace").alias("namespace"), F.col("dataset_name").alias("name"))))
         .alias("temporary_datasets")
     )
     current_jobs = (
-        jobs.withColumn("node_id", job_key)
-        .join(comp_df, "node_id")
-        .join(temporary, ["job_namespace", "job_name"], "left")
+        jobs.join(comp_df, job_key)
+        .join(temporary, job_key, "left")
         .select(
             "job_namespace", "job_name", "version_id", "latest_run_id", "latest_state", "latest_ended_at",
             "lineage_unknown", "code_version", "component_id", "latest_parent_run_id",
@@ -118,9 +128,7 @@ def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame
         .orderBy("job_namespace", "job_name")
     )
     current_lineage = (
-        edges.withColumn("node_id", job_key)
-        .join(comp_df, "node_id")
-        .drop("node_id")
+        edges.join(comp_df, job_key)
         .orderBy("job_namespace", "job_name", "direction", "dataset_namespace", "dataset_name")
     )
     return current_jobs, current_lineage

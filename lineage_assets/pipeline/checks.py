@@ -410,19 +410,24 @@ def stored_components(job_files: list[str]) -> int:
 def component_problems(files: dict[str, list[str]]) -> list[str]:
     """Recompute the components of the current graph with DuckDB by label propagation (every
     node takes the smallest label among its neighbours, with pointer jumping, until nothing
-    changes) and compare them
-    with the stored component_id of every job and every edge. The pipeline computes them with a
-    union-find in Python; this is a different algorithm on a different engine."""
+    changes) and compare them with the stored component_id of every job and every edge. The
+    pipeline computes them with a union-find in Python; this is a different algorithm on a
+    different engine. A node is its parts (kind, namespace, name), not its id string (two nodes
+    may have one id: `job:a:b:c` is the job (a:b, c) and the job (a, b:c)); a label is a node,
+    compared by its id first (`lineage.current._order`), and the id of the smallest is the
+    component's."""
     con = duckdb.connect()
     con.execute(f"CREATE TABLE jobs AS {commits.duckdb_files_sql('current_jobs', files['current_jobs'])}")
     con.execute(f"CREATE TABLE edges AS {commits.duckdb_files_sql('current_lineage', files['current_lineage'])}")
     job_id, dataset_id = job_node_sql(), dataset_node_sql()
-    con.execute(f"CREATE TABLE pairs AS SELECT DISTINCT {job_id} AS a, {dataset_id} AS b FROM edges")
-    con.execute(f"CREATE TABLE label AS SELECT node, node AS label FROM (SELECT {job_id} AS node FROM jobs UNION SELECT a FROM pairs UNION SELECT b FROM pairs)")
+    job = f"struct_pack(id := {job_id}, kind := 'job', namespace := job_namespace, name := job_name)"
+    dataset = f"struct_pack(id := {dataset_id}, kind := 'dataset', namespace := dataset_namespace, name := dataset_name)"
+    con.execute(f"CREATE TABLE pairs AS SELECT DISTINCT {job} AS a, {dataset} AS b FROM edges")
+    con.execute(f"CREATE TABLE label AS SELECT node, node AS label FROM (SELECT {job} AS node FROM jobs UNION SELECT a FROM pairs UNION SELECT b FROM pairs)")
     neighbours = "(SELECT a AS node, b AS other FROM pairs UNION ALL SELECT b, a FROM pairs)"
     while True:
         # every node takes the smallest label among itself and its neighbours, then the label of
-        # its label (pointer jumping: a label is a node id, so chains shorten by half each round)
+        # its label (pointer jumping: a label is a node, so chains shorten by half each round)
         con.execute(
             "CREATE OR REPLACE TABLE next AS SELECT l.node, least(l.label, coalesce(min(n.label), l.label)) AS label FROM label l "
             f"LEFT JOIN {neighbours} p ON p.node = l.node LEFT JOIN label n ON n.node = p.other GROUP BY l.node, l.label"
@@ -436,9 +441,9 @@ def component_problems(files: dict[str, list[str]]) -> list[str]:
         if moved == 0:
             break
     rows = con.execute(
-        f"SELECT 'job' AS kind, {job_id} AS node, j.component_id, l.label FROM jobs j JOIN label l ON l.node = {job_id} "
-        "WHERE j.component_id IS DISTINCT FROM l.label "
-        f"UNION ALL SELECT 'edge', {job_id} || ' ' || direction || ' ' || {dataset_id}, e.component_id, l.label FROM edges e "
-        f"JOIN label l ON l.node = {job_id} WHERE e.component_id IS DISTINCT FROM l.label ORDER BY 1, 2 LIMIT 50"
+        f"SELECT 'job' AS kind, {job_id} AS node, j.component_id, l.label.id FROM jobs j JOIN label l ON l.node = {job} "
+        "WHERE j.component_id IS DISTINCT FROM l.label.id "
+        f"UNION ALL SELECT 'edge', {job_id} || ' ' || direction || ' ' || {dataset_id}, e.component_id, l.label.id FROM edges e "
+        f"JOIN label l ON l.node = {job} WHERE e.component_id IS DISTINCT FROM l.label.id ORDER BY 1, 2 LIMIT 50"
     ).fetchall()
     return [f"{kind} {node}: stored component_id {stored!r}, computed {label!r}" for kind, node, stored, label in rows]

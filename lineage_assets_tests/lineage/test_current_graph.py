@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pyarrow as pa
 
 from lineage_assets.lineage.current import component_ids, current_alias_rows, current_tables
+from lineage_assets.query.node_ids import NodeRef
 from lineage_assets.pipeline.checks import component_problems as check_components
 from lineage_assets.warehouse import commits, tables
 from lineage_assets_tests import support
@@ -66,6 +67,20 @@ def test_component_ids_on_a_long_chain():
     edges += [(f"job:ns:j{i + 1:05d}", f"dataset:ds:d{i:05d}") for i in range(n - 1)]
     result = component_ids([f"job:ns:j{i:05d}" for i in range(n)], list(reversed(edges)))
     assert set(result.values()) == {"dataset:ds:d00000"}
+
+
+def test_two_nodes_with_one_id_string_stay_two_nodes():
+    """`job:coll:b:c` is both the job (coll:b, c) and the job (coll, b:c): nodes are their parts,
+    so two unconnected jobs are two components, each named by its smallest node's id (before,
+    the union-find ran on id strings and merged them into one)."""
+    one, two = NodeRef("job", "coll:b", "c"), NodeRef("job", "coll", "b:c")
+    assert one.id == two.id
+    x, y = NodeRef("dataset", "zz", "x"), NodeRef("dataset", "bb", "y")
+    for edges in ([(one, x), (two, y)], [(two, y), (one, x)]):
+        result = component_ids([one, two], edges)
+        assert result == {one: "dataset:zz:x", x: "dataset:zz:x", two: "dataset:bb:y", y: "dataset:bb:y"}
+    # joined, the component is named by the smallest id, whichever order the edges come in
+    assert set(component_ids([two, one], [(one, x), (two, x), (two, y)]).values()) == {"dataset:bb:y"}
 
 
 # --------------------------------------------------------------------------- component_problems
@@ -134,6 +149,18 @@ def test_component_problems_finds_one_corrupted_id_among_a_long_chain():
     assert len(problems) == 1 and "job:ns:j0200" in problems[0]
 
 
+def test_component_problems_keeps_two_nodes_with_one_id_string_apart():
+    jobs = [_job("c", "dataset:zz:x", ns="coll:b"), _job("b:c", "dataset:bb:y", ns="coll")]
+    edges = [
+        {**_edge("c", "x", "dataset:zz:x"), "job_namespace": "coll:b", "dataset_namespace": "zz"},
+        {**_edge("b:c", "y", "dataset:bb:y"), "job_namespace": "coll", "dataset_namespace": "bb"},
+    ]
+    assert component_problems(jobs, edges) == []
+    merged = [{**jobs[0], "component_id": "dataset:bb:y"}, jobs[1]]  # what a union-find on id strings stored
+    problems = component_problems(merged, edges)
+    assert len(problems) == 1 and "stored component_id 'dataset:bb:y', computed 'dataset:zz:x'" in problems[0]
+
+
 def test_component_problems_does_not_take_a_round_per_hop_of_a_long_chain():
     """Labels jump along chains (pointer jumping), so the rounds follow the log of the graph's
     diameter: a chain of 8,000 jobs (16,000 nodes) is checked in about 0.3 s. Label propagation
@@ -171,9 +198,10 @@ CYCLE = "cyc"  # the cycle's jobs and datasets live in their own namespaces, fol
 
 @pytest.fixture(scope="module")
 def folded_graphs(spark):
-    """One fold of two independent graphs:
+    """One fold of three independent graphs:
     - moved output: A writes X (day 1), B reads X (day 1), A writes Y instead (day 2);
-    - a cycle: A -> a -> B -> b -> C -> c -> A (namespaces `cyc`)."""
+    - a cycle: A -> a -> B -> b -> C -> c -> A (namespaces `cyc`);
+    - two jobs whose node ids are one string, (coll:b, c) writing zz:x and (coll, b:c) writing bb:y."""
     events = [
         run_event("2024-03-01T10:00:00Z", "START", "a1", "A"),
         run_event("2024-03-01T10:05:00Z", "COMPLETE", "a1", "A", outputs=["X"]),
@@ -187,6 +215,11 @@ def folded_graphs(spark):
         run_event("2024-03-01T11:00:00Z", "COMPLETE", "cb1", "B", inputs=[cyc("a")], outputs=[cyc("b")], job_namespace=CYCLE),
         run_event("2024-03-01T12:00:00Z", "COMPLETE", "cc1", "C", inputs=[cyc("b")], outputs=[cyc("c")], job_namespace=CYCLE),
         run_event("2024-03-01T13:00:00Z", "COMPLETE", "ca2", "A", inputs=[cyc("c")], outputs=[cyc("a")], job_namespace=CYCLE),
+    ]
+    # two jobs with one node id string (`job:coll:b:c`), unconnected
+    events += [
+        run_event("2024-03-01T10:00:00Z", "COMPLETE", "k1", "c", outputs=[support.ds("x", namespace="zz")], job_namespace="coll:b"),
+        run_event("2024-03-01T10:00:00Z", "COMPLETE", "k2", "b:c", outputs=[support.ds("y", namespace="bb")], job_namespace="coll"),
     ]
     return _current(spark, events)
 
@@ -246,3 +279,16 @@ def test_cycle_is_one_component_and_the_fold_terminates(folded_graphs):
     assert {e["component_id"] for e in edges} == {"dataset:cyc:a"}
     assert component_problems(jobs, edges) == []
     assert len([v for v in versions if v["job_name"] == "A"]) == 2
+
+
+def test_two_jobs_with_one_node_id_string_are_two_components(folded_graphs):
+    _, jobs, edges = folded_graphs
+    same = [j for j in jobs if j["job_namespace"].startswith("coll")]
+    assert {(j["job_namespace"], j["job_name"]): j["component_id"] for j in same} == {
+        ("coll:b", "c"): "dataset:zz:x", ("coll", "b:c"): "dataset:bb:y",
+    }
+    theirs = [e for e in edges if e["job_namespace"].startswith("coll")]
+    assert {(e["job_namespace"], e["dataset_name"], e["component_id"]) for e in theirs} == {
+        ("coll:b", "x", "dataset:zz:x"), ("coll", "y", "dataset:bb:y"),
+    }
+    assert component_problems(same, theirs) == []
