@@ -32,8 +32,15 @@ UNIT_COLUMNS = "path string, file_id string, form string, start long, end long, 
 
 def parse_unit(drop_dir: str, unit: ReadUnit, start_date: dt.date | None) -> list[dict]:
     """Every record of one read unit as a PARSED row with its `file_id` (NDJSON ranges as
-    whole lines, WHOLE forms as whole files)."""
-    with open(os.path.join(drop_dir, unit.path), "rb") as handle:
+    whole lines, WHOLE forms as whole files). A file gone since the read plan (removed, or
+    renamed away) yields nothing: the landing batch finds it no longer as planned and leaves it
+    out, unrecorded in the ledger, as a file changed while read (`landing._still_as_read`),
+    instead of failing the whole batch. Any other error reading it fails the batch (retried)."""
+    try:
+        handle = open(os.path.join(drop_dir, unit.path), "rb")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    with handle:
         handle.seek(unit.start)
         data = handle.read(unit.end - unit.start)
     with no_cycle_collection():  # the parsed events are trees of new dicts and lists

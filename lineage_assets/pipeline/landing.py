@@ -269,10 +269,12 @@ def land_batch(
         moved: list[str] = []
 
         def leave_out() -> list[str]:
-            """Files that changed while they were read: left out whole, the next batch reads them again."""
+            """Files that changed while they were read, or were gone when read (removed or renamed
+            away since the plan: `parse_unit` found nothing): left out whole, unrecorded in the
+            ledger, the next batch reads them again (if they are there)."""
             moved.extend(sorted(r.path for r in reads if not _still_as_read(drop_dir, r.state)))
             if moved:
-                log(f"landing batch {batch_id}: left for the next batch, changed while read: {moved[:10]}")
+                log(f"landing batch {batch_id}: left for the next batch, changed or gone while read: {moved[:10]}")
             return moved
 
         replaced = sorted(r.path for r in reads if r.kind == REPLACED)

@@ -183,3 +183,18 @@ def test_a_unit_is_parsed_with_the_cycle_collector_paused_and_it_runs_again_afte
     assert seen == [False]
     assert gc.isenabled()
     assert [(r["accepted"], r["source_line"], r["file_id"]) for r in rows] == [(True, n, "f1") for n in (1, 2, 3)]
+
+
+def test_a_unit_of_a_file_gone_since_the_plan_yields_no_rows(tmp_path):
+    """A file removed or renamed away after the read plan: its unit yields nothing (the landing
+    batch leaves the file out, as one changed while read), it does not fail the whole batch."""
+    from lineage_assets.intake.ledger import NDJSON, WHOLE
+    from lineage_assets.intake.read_plan import ReadUnit
+    from lineage_assets.intake.spark_intake import parse_unit
+
+    line = json.dumps(_event(1)) + "\n"
+    (tmp_path / "here.ndjson").write_text(line)
+    here = parse_unit(str(tmp_path), ReadUnit("here.ndjson", "f1", NDJSON, 0, len(line), 1), None)
+    assert [(r["source_file"], r["source_line"], r["accepted"], r["file_id"]) for r in here] == [("here.ndjson", 1, True, "f1")]
+    assert parse_unit(str(tmp_path), ReadUnit("gone.ndjson", "f2", NDJSON, 0, len(line), 1), None) == []
+    assert parse_unit(str(tmp_path), ReadUnit("gone/x.json.gz", "f3", WHOLE, 0, 100, 1), None) == []

@@ -107,3 +107,43 @@ def test_a_file_changed_while_it_is_read_waits_for_the_next_batch(spark, tmp_pat
     assert [(f.read.path, f.read.kind, f.records) for f in second.files] == [("b.ndjson", "new", 2)]
     assert {r[0] for r in _rows(root, "landed_events", "event_id")} == {event_id(_event(i)) for i in (1, 3, 4)}
     assert run_uuid("run2") not in {r[0] for r in _rows(root, "landed_events", "run_id")}  # b's old content never landed
+
+
+def _no_spark():
+    raise AssertionError("a small batch asked for a Spark session")
+
+
+def test_a_file_removed_after_the_plan_is_left_out_and_the_others_commit(tmp_path, monkeypatch):
+    """A file renamed away between the read plan and its read (a retention job, a producer
+    moving it): the batch leaves it out as one changed while read (not read, not in the
+    ledger, no rows counted for it), the other files land and commit, and when the file comes
+    back it is read."""
+    drops, root = tmp_path / "drops", str(tmp_path / "wh")
+    drops.mkdir()
+    for i, name in enumerate("abc", start=1):
+        (drops / f"{name}.ndjson").write_text(json.dumps(_event(i)) + "\n" + json.dumps(_event(i + 10)) + "\n")
+    land_by(monkeypatch, "local")
+    real = local_intake.parse_units
+
+    def rename_b_away_then_read(*args):
+        os.rename(drops / "b.ndjson", tmp_path / "b.away")
+        return real(*args)
+
+    monkeypatch.setattr(local_intake, "parse_units", rename_b_away_then_read)
+    first = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert first.changed_while_read == ["b.ndjson"]
+    assert [(f.read.path, f.records, f.accepted, f.rejected, f.duplicates) for f in first.files] == [
+        ("a.ndjson", 2, 2, 0, 0), ("c.ndjson", 2, 2, 0, 0)]
+    assert first.check.passed and first.check.problems == []
+    assert first.check.details == {"files": 2, "read": 4, "accepted": 4, "rejected": 0, "duplicates": 0}
+    assert first.commit_seq == commits.latest(root).seq == 1
+    assert set(read_ledger(commits.latest(root))) == {"a.ndjson", "c.ndjson"}  # b is not recorded as read
+    assert _rows(root, "drop_files", "path, read, accepted") == [("a.ndjson", 2, 2), ("c.ndjson", 2, 2)]
+    assert {r[0] for r in _rows(root, "landed_events", "event_id")} == {event_id(_event(i)) for i in (1, 11, 3, 13)}
+
+    monkeypatch.setattr(local_intake, "parse_units", real)
+    os.rename(tmp_path / "b.away", drops / "b.ndjson")  # back, the same inode and bytes: read now
+    second = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert [(f.read.path, f.read.kind, f.records, f.accepted) for f in second.files] == [("b.ndjson", "new", 2, 2)]
+    assert second.changed_while_read == [] and second.commit_seq == 2
+    assert {r[0] for r in _rows(root, "landed_events", "event_id")} == {event_id(_event(i)) for i in (1, 11, 2, 12, 3, 13)}
