@@ -8,6 +8,9 @@ killed leaves it where it was and the same bytes are read again.
 
 How a change is told apart from growth, at a cost that does not depend on the file's size:
 - unchanged: same (device, inode, size, mtime_ns) as the ledger row: nothing is read;
+- touched: only the mtime moved (same device, inode and size, and the two fingerprints below are
+  what they were): nothing new to read; the next landing batch commits the row with the new mtime
+  (`touched`), so that later scans take it as unchanged instead of fingerprinting it again;
 - grown: same device and inode, size >= offset, and the sha256 of the first and of the last
   WINDOW bytes of the consumed prefix are what they were: read from `offset` on;
 - replaced (a new file): anything else: another inode (a file renamed over it), a file that
@@ -44,6 +47,7 @@ ABANDONED_TAIL_SECONDS = 3600
 NDJSON, WHOLE = "ndjson", "whole"
 IGNORED_SUFFIXES = (".tmp", ".partial")
 NEW, GROWN, REPLACED = "new", "grown", "replaced"
+_TOUCHED = "touched"  # `_grown_or_replaced`: its stat moved, nothing new (not a FileChange kind)
 
 
 @dataclass(frozen=True)
@@ -258,6 +262,7 @@ def abandoned_before_ns(now: float) -> int:
 def changed_files(
     drop_dir: str | Path, ledger: Mapping[str, FileState], log: logging.Logger | None = None,
     quiet_after_ns: int | None = None, abandoned_before_ns: int | None = None,
+    refreshed: list[FileState] | None = None,
 ) -> list[FileChange]:
     """Files with something new since the ledger, in path order. Costs a listing, a stat per file
     and, per file whose stat changed, two WINDOW reads: never a read of the whole file.
@@ -269,7 +274,11 @@ def changed_files(
 
     With `abandoned_before_ns`, an unchanged file whose unterminated last line (pending since
     the last read) has not been touched since then is a change too, whose last line is to be read
-    as it is (`FileChange.flush`)."""
+    as it is (`FileChange.flush`).
+
+    With `refreshed`, the ledger rows of the files whose stat moved with nothing new (an mtime
+    touched: same inode and size, same fingerprints of the consumed prefix) are appended to it
+    with their new stat (`touched`): committed, they spare every later look those fingerprints."""
     out: list[FileChange] = []
     identities = ledger.identities() if isinstance(ledger, Ledger) else {
         path: (s.device, s.inode, s.size, s.mtime_ns) for path, s in ledger.items()
@@ -286,9 +295,11 @@ def changed_files(
             kind = None
         else:
             kind = NEW if before is None else _grown_or_replaced(os.path.join(drop_dir, path), before, info)
-        if kind is None:  # nothing new (or only its mtime): its pending last line, if any, may be abandoned
+        if kind is None or kind == _TOUCHED:  # nothing new (or only its mtime): its pending last line, if any, may be abandoned
             if abandoned_before_ns is not None and before.offset < info.st_size and info.st_mtime_ns < abandoned_before_ns:
                 out.append(FileChange(path, GROWN, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, before, flush=True))
+            elif kind == _TOUCHED and refreshed is not None:
+                refreshed.append(touched(before, info))
             continue
         out.append(FileChange(path, kind, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, before))
     return out
@@ -307,7 +318,7 @@ def _grown_or_replaced(full: str, before: FileState, info: os.stat_result) -> st
     if not same:
         return REPLACED
     if info.st_size == before.size:
-        return None  # touched (mtime) but nothing new: the pending tail is still what it was
+        return _TOUCHED  # touched (mtime) but nothing new: the pending tail is still what it was
     return GROWN
 
 

@@ -271,10 +271,34 @@ def test_touching_mtime_without_new_bytes_is_not_a_change(drops, tail):
     bump_mtime(path)
     assert os.stat(path).st_mtime_ns != states["a.ndjson"].mtime_ns  # the cheap identity moved
     assert changed_files(drops, states) == []
-    # ledger.touched records the new mtime: the next scan does not even open the file
-    touched_states = updated(states, [ledger.touched(states["a.ndjson"], os.stat(path))])
+    # the scan hands back the refreshed row (ledger.touched): with it the next scan does not even open the file
+    refreshed: list = []
+    assert changed_files(drops, states, refreshed=refreshed) == []
+    assert refreshed == [ledger.touched(states["a.ndjson"], os.stat(path))]
+    touched_states = updated(states, refreshed)
     assert touched_states["a.ndjson"].mtime_ns == os.stat(path).st_mtime_ns
-    assert changed_files(drops, touched_states) == []
+    assert touched_states["a.ndjson"].offset == states["a.ndjson"].offset and touched_states["a.ndjson"].pending == len(tail)
+    opened = []
+    real = ledger.prefix_fingerprints
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ledger, "prefix_fingerprints", lambda handle, offset: opened.append(offset) or real(handle, offset))
+        again: list = []
+        assert changed_files(drops, touched_states, refreshed=again) == []
+    assert again == [] and opened == []
+
+
+def test_a_file_that_cannot_be_fingerprinted_is_not_refreshed(drops, monkeypatch):
+    """Gone between the listing and its fingerprints: not a change, and no row recorded for it."""
+    path = write(drops / "a.ndjson", ndjson(0, 5))
+    states, _ = consume(drops, {}, "b1")
+    bump_mtime(path)
+
+    def gone(handle, offset):
+        raise FileNotFoundError(str(path))
+
+    monkeypatch.setattr(ledger, "prefix_fingerprints", gone)
+    refreshed: list = []
+    assert changed_files(drops, states, refreshed=refreshed) == [] and refreshed == []
 
 
 def test_appended_file_is_grown_with_its_ledger_row(drops):
