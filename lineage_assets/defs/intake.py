@@ -55,6 +55,7 @@ def build_intake_assets(daily: dg.DailyPartitionsDefinition):
                 "held_future_dates": dg.MetadataValue.json(report.held_days),
                 "accepted_by_day": dg.MetadataValue.json(report.accepted_by_day),
                 "changed_while_read": dg.MetadataValue.json(report.changed_while_read),
+                "ledger_refreshed": report.ledger_refreshed,
             },
         )
         yield dg.MaterializeResult(

@@ -6,7 +6,10 @@ byte ranges (in one Spark job, `spark_intake.read_units`; or, for a batch of at 
 rules, tested to give the same tables), stages the new events, the rejects, a
 `drop_files` row per file and the updated ledger, checks that every file balances (read =
 accepted + rejected + duplicates) and commits them together. Progress (the ledger) is recorded
-by the same commit as the work, so a failed or killed batch is simply read again.
+by the same commit as the work, so a failed or killed batch is simply read again. Files found
+touched (their mtime moved, nothing new) get their ledger rows refreshed by the batch's commit,
+or, when nothing else is new, by a commit of the ledger alone: later looks then take them as
+unchanged instead of fingerprinting them again, on every look, forever.
 """
 
 from __future__ import annotations
@@ -110,6 +113,7 @@ class BatchReport:
     changed_while_read: list[str]
     check: CheckReport
     commit_seq: int | None = None
+    ledger_refreshed: int = 0  # ledger rows of touched files (nothing new) given their new stat
 
     @property
     def read(self) -> int:
@@ -246,6 +250,17 @@ def _read_with_spark(spark, root, drop_dir, units, start, base, batch_id, today,
         parsed_all.unpersist()
 
 
+def _commit_refreshed(root: str, ledger: Ledger, refreshed: list[FileState], batch_id: str, log) -> int:
+    """Nothing read, only touched files: a commit of their refreshed ledger rows alone (no events,
+    rejects or `drop_files` rows, the progress properties as they were). Returns its seq."""
+    with commits.Transaction(root, OPERATION) as txn:
+        txn.stage_arrow(ledger.with_states(refreshed, arrow_schema(t.DROP_LEDGER.schema)), t.DROP_LEDGER)
+        seq = txn.commit({"batch": batch_id, "files": 0, "read": 0, "event_days": [], "ledger_refreshed": len(refreshed)}).seq
+    log(f"landing batch {batch_id}: the ledger rows of {len(refreshed)} touched file(s) (nothing new) refreshed, "
+        f"e.g. {refreshed[0].path}")
+    return seq
+
+
 def land_batch(
     spark: SparkSource, root: str, drop_dir: str, start: dt.date, log: Callable[[str], None] = print,
     today: dt.date | None = None,
@@ -257,11 +272,17 @@ def land_batch(
     with commits.writer(root):
         base = commits.latest(root)
         ledger = read_ledger(base)
-        changes = changed_files(drop_dir, ledger, abandoned_before_ns=abandoned_before_ns(time.time()))
-        if not changes:
+        refreshed: list[FileState] = []
+        changes = changed_files(drop_dir, ledger, abandoned_before_ns=abandoned_before_ns(time.time()), refreshed=refreshed)
+        if not changes and not refreshed:
             log("landing: nothing new in the drop folder")
             return _nothing()
         batch_id = new_batch_id()
+        if not changes:
+            report = _nothing()
+            report.batch_id, report.ledger_refreshed = batch_id, len(refreshed)
+            report.commit_seq = _commit_refreshed(root, ledger, refreshed, batch_id, log)
+            return report
         units, reads = plan_reads(drop_dir, changes, batch_id)
         local = batch_weight(units) <= local_intake_max_bytes()
         log(f"landing batch {batch_id}: {len(reads)} file(s), {sum(r.bytes_to - r.bytes_from for r in reads)} new bytes, "
@@ -326,10 +347,15 @@ def land_batch(
             )
             if check.passed and files:
                 txn.stage_arrow(pa.Table.from_pylist([f.row(batch_id, today) for f in report.files]), t.DROP_FILES)
-                txn.stage_arrow(ledger.with_states([r.state for r in reads], arrow_schema(t.DROP_LEDGER.schema)), t.DROP_LEDGER)
+                txn.stage_arrow(ledger.with_states([r.state for r in reads] + refreshed, arrow_schema(t.DROP_LEDGER.schema)), t.DROP_LEDGER)
+                report.ledger_refreshed = len(refreshed)
                 report.commit_seq = txn.commit(
-                    {"batch": batch_id, "files": len(files), "read": total_read, "event_days": sorted(by_day)},
+                    {"batch": batch_id, "files": len(files), "read": total_read, "event_days": sorted(by_day),
+                     "ledger_refreshed": len(refreshed)},
                     props=progress.after_landing(base, by_day),
                 ).seq
+        if check.passed and not files and refreshed:  # every file read was left out: the touched ones still refreshed
+            report.ledger_refreshed = len(refreshed)
+            report.commit_seq = _commit_refreshed(root, ledger, refreshed, batch_id, log)
     log(f"landing batch {batch_id}: read {report.read}, accepted {report.accepted}, rejected {report.rejected}, duplicates {report.duplicates}")
     return report

@@ -6,11 +6,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import time
 
 import duckdb
 import pytest
 
 from lineage_assets.ids import event_id
+from lineage_assets.intake import ledger as ledger_module
 from lineage_assets.intake import local_intake
 from lineage_assets.pipeline import landing
 from lineage_assets.pipeline.landing import land_batch, read_ledger
@@ -147,3 +149,104 @@ def test_a_file_removed_after_the_plan_is_left_out_and_the_others_commit(tmp_pat
     assert [(f.read.path, f.read.kind, f.records, f.accepted) for f in second.files] == [("b.ndjson", "new", 2, 2)]
     assert second.changed_while_read == [] and second.commit_seq == 2
     assert {r[0] for r in _rows(root, "landed_events", "event_id")} == {event_id(_event(i)) for i in (1, 11, 2, 12, 3, 13)}
+
+
+def _count_fingerprints(monkeypatch) -> list[int]:
+    """The offsets of every fingerprint a look at the drop folder takes (two window reads each)."""
+    calls: list[int] = []
+    real = ledger_module.prefix_fingerprints
+    monkeypatch.setattr(ledger_module, "prefix_fingerprints", lambda handle, offset: calls.append(offset) or real(handle, offset))
+    return calls
+
+
+def _touch(paths, seconds: float = 5) -> None:
+    later = time.time() + seconds
+    for path in paths:
+        os.utime(path, (later, later))
+
+
+def test_touched_files_are_fingerprinted_by_one_look_then_not_again(tmp_path, monkeypatch):
+    """Files whose mtime moved with nothing new: the first look fingerprints each once and
+    commits their refreshed ledger rows (a commit of the ledger alone); later looks read none
+    of them (DESIGN.md section 7: a tick costs what is new)."""
+    drops, root = tmp_path / "drops", str(tmp_path / "wh")
+    drops.mkdir()
+    paths = [drops / f"f{i:02d}.ndjson" for i in range(12)]
+    for i, path in enumerate(paths):
+        path.write_text(json.dumps(_event(i)) + "\n")
+    landed = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert landed.commit_seq == 1
+    before = commits.latest(root)
+    rows_before = {p: read_ledger(before)[p] for p in read_ledger(before)}
+    _touch(paths)
+    calls = _count_fingerprints(monkeypatch)
+
+    first = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert len(calls) == 12  # each touched file fingerprinted once
+    assert (first.files, first.read, first.ledger_refreshed, first.check.passed) == ([], 0, 12, True)
+    after = commits.latest(root)
+    assert first.commit_seq == after.seq == 2 and after.info["operation"] == landing.OPERATION
+    assert {n: parts for n, parts in after.tables.items() if n != "drop_ledger"} == {
+        n: parts for n, parts in before.tables.items() if n != "drop_ledger"}  # only the ledger changed
+    assert after.tables["drop_ledger"] != before.tables["drop_ledger"] and after.props == before.props
+    rows_after = read_ledger(after)
+    for path in paths:
+        old, new = rows_before[path.name], rows_after[path.name]
+        assert new.mtime_ns == os.stat(path).st_mtime_ns != old.mtime_ns
+        assert (new.file_id, new.offset, new.lines, new.head_sha, new.tail_sha, new.batch_id) == (
+            old.file_id, old.offset, old.lines, old.head_sha, old.tail_sha, old.batch_id)
+
+    calls.clear()
+    assert ledger_module.changed_files(str(drops), read_ledger(commits.latest(root))) == [] and calls == []
+    second = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert second.batch_id is None and second.commit_seq is None and calls == []
+    assert commits.latest(root).seq == 2
+    # a refreshed row still tells growth: an append is read from where the file stopped
+    with open(paths[3], "a") as handle:
+        handle.write(json.dumps(_event(40)) + "\n")
+    grown = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert [(f.read.path, f.read.kind, f.read.bytes_from, f.records, f.accepted) for f in grown.files] == [
+        ("f03.ndjson", "grown", rows_before["f03.ndjson"].offset, 1, 1)]
+
+
+def test_touched_files_are_refreshed_by_the_commit_of_a_batch_that_reads_new_ones(tmp_path, monkeypatch):
+    """Touched files beside a new one: their refreshed rows go into the batch's own commit."""
+    drops, root = tmp_path / "drops", str(tmp_path / "wh")
+    drops.mkdir()
+    (drops / "a.ndjson").write_text(json.dumps(_event(1)) + "\n")
+    (drops / "b.ndjson").write_text(json.dumps(_event(2)) + "\n")
+    land_batch(_no_spark, root, str(drops), START, QUIET)
+    _touch([drops / "a.ndjson", drops / "b.ndjson"])
+    (drops / "c.ndjson").write_text(json.dumps(_event(3)) + "\n")
+    batch = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert [(f.read.path, f.read.kind, f.records) for f in batch.files] == [("c.ndjson", "new", 1)]
+    assert batch.ledger_refreshed == 2 and batch.commit_seq == commits.latest(root).seq == 2
+    rows = read_ledger(commits.latest(root))
+    assert {p: rows[p].mtime_ns for p in rows} == {p: os.stat(drops / p).st_mtime_ns for p in ("a.ndjson", "b.ndjson", "c.ndjson")}
+    calls = _count_fingerprints(monkeypatch)
+    assert land_batch(_no_spark, root, str(drops), START, QUIET).batch_id is None and calls == []
+
+
+def test_touched_files_are_refreshed_when_every_file_read_is_left_out(tmp_path, monkeypatch):
+    """The only new file is gone when read (left out, unrecorded): the touched files' rows are
+    still committed, by a commit of the ledger alone."""
+    drops, root = tmp_path / "drops", str(tmp_path / "wh")
+    drops.mkdir()
+    (drops / "a.ndjson").write_text(json.dumps(_event(1)) + "\n")
+    land_batch(_no_spark, root, str(drops), START, QUIET)
+    before = commits.latest(root)
+    _touch([drops / "a.ndjson"])
+    (drops / "b.ndjson").write_text(json.dumps(_event(2)) + "\n")
+    real = local_intake.parse_units
+
+    def remove_b_then_read(*args):
+        os.remove(drops / "b.ndjson")
+        return real(*args)
+
+    monkeypatch.setattr(local_intake, "parse_units", remove_b_then_read)
+    batch = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert (batch.files, batch.changed_while_read, batch.ledger_refreshed) == ([], ["b.ndjson"], 1)
+    after = commits.latest(root)
+    assert batch.commit_seq == after.seq == 2 and after.info["files"] == 0 and after.info["ledger_refreshed"] == 1
+    assert {n: p for n, p in after.tables.items() if n != "drop_ledger"} == {n: p for n, p in before.tables.items() if n != "drop_ledger"}
+    assert list(read_ledger(after)) == ["a.ndjson"] and read_ledger(after)["a.ndjson"].mtime_ns == os.stat(drops / "a.ndjson").st_mtime_ns
