@@ -109,9 +109,16 @@ def next_work(paths: LineagePaths, log=None, today: dt.date | None = None, stage
     candidates: dict[str, tuple[Work, str]] = {}
     if "landing" in stages:
         quiet = _quiet_after_ns(paths.drop_dir, time.time())
-        changes = changed_files(paths.drop_dir, read_ledger(base), log, quiet_after_ns=quiet, abandoned_before_ns=abandoned_before_ns(time.time()))
+        touched: list = []  # files whose mtime moved with nothing new: fingerprinted by every look until a landing
+        changes = changed_files(paths.drop_dir, read_ledger(base), log, quiet_after_ns=quiet,
+                                abandoned_before_ns=abandoned_before_ns(time.time()), refreshed=touched)
         if changes:
             candidates["landing"] = Work(INTAKE_JOB, f"landing:{base.seq}"), f"{len(changes)} new or grown file(s), e.g. {changes[0].path}"
+        elif touched:  # batch commits their refreshed ledger rows (the ledger alone), so later looks skip them
+            candidates["landing"] = (
+                Work(INTAKE_JOB, f"landing:{base.seq}"),
+                f"{len(touched)} file(s) touched with nothing new, e.g. {touched[0].path}: their ledger rows to refresh",
+            )
     today_text = str(today or dt.datetime.now(dt.timezone.utc).date())
     pending = Pending.of(base)
     ready = [d for d in pending.event_days if paths.start_date <= d <= today_text]

@@ -137,6 +137,10 @@ def commit(paths, ledger=None, props=None, operation: str = "test") -> commits.C
         return txn.commit({"test": True}, props=props)
 
 
+def no_spark():
+    raise AssertionError("a landing batch without anything to read asked for a Spark session")
+
+
 def land(paths, event_days=()) -> commits.Commit:
     """What a landing batch commits: the ledger rows of everything new in the drop folder (as
     `plan_reads` computes them) and the days its events fall in."""
@@ -224,7 +228,22 @@ def test_file_in_the_committed_ledger_is_not_landed_again(instance, paths, tmp_p
     landed = land(paths)
     assert sorted(read_ledger(landed)) == ["a.ndjson", "sub/b.ndjson"]
     assert skipped(evaluate(instance, paths)) == "nothing to do"
+
+
+def test_a_touched_file_asks_for_one_landing_that_refreshes_the_ledger_then_nothing(instance, paths, tmp_path):
+    """A file whose mtime moved with nothing new is not read again; one landing batch commits its
+    refreshed ledger row (the ledger alone), after which looks take it as unchanged (without it,
+    every look would fingerprint the file again, forever)."""
+    (tmp_path / "drops" / "a.ndjson").write_bytes(EVENT)
+    landed = land(paths)
+    assert skipped(evaluate(instance, paths)) == "nothing to do"
     os.utime(tmp_path / "drops" / "a.ndjson", ns=(1, 1))  # touched, nothing new
+    result = evaluate(instance, paths)
+    assert requested(result) == [landing(landed.seq)]
+    report = landing_module.land_batch(no_spark, paths.warehouse, paths.drop_dir, dt.date(2020, 1, 1), lambda _m: None)
+    assert (report.files, report.ledger_refreshed, report.commit_seq) == ([], 1, landed.seq + 1)
+    after = commits.latest(paths.warehouse)
+    assert read_ledger(after)["a.ndjson"].mtime_ns == 1 and after.props == landed.props
     assert skipped(evaluate(instance, paths)) == "nothing to do"
 
 
