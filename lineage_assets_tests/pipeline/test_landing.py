@@ -250,3 +250,62 @@ def test_touched_files_are_refreshed_when_every_file_read_is_left_out(tmp_path, 
     assert batch.commit_seq == after.seq == 2 and after.info["files"] == 0 and after.info["ledger_refreshed"] == 1
     assert {n: p for n, p in after.tables.items() if n != "drop_ledger"} == {n: p for n, p in before.tables.items() if n != "drop_ledger"}
     assert list(read_ledger(after)) == ["a.ndjson"] and read_ledger(after)["a.ndjson"].mtime_ns == os.stat(drops / "a.ndjson").st_mtime_ns
+
+
+_DROP_FILES = "path, kind, form, bytes_from, bytes_to, first_line, pending_bytes, read, accepted, rejected, duplicates, rejected_by_reason"
+
+
+def test_a_shrunk_ndjson_file_is_a_replaced_file_read_from_its_first_byte(tmp_path):
+    """Rewritten in place, shorter (same inode): a new file (`replaced`, a new file_id), read from
+    byte 0, the events it repeats counted as duplicates, in `drop_files` and in the report."""
+    drops, root = tmp_path / "drops", str(tmp_path / "wh")
+    drops.mkdir()
+    path = drops / "a.ndjson"
+    lines = [json.dumps(_event(i)) + "\n" for i in range(3)]
+    path.write_text("".join(lines))
+    first = land_batch(_no_spark, root, str(drops), START, QUIET)
+    first_id = first.files[0].read.file_id
+    inode = os.stat(path).st_ino
+    shrunk = lines[0] + json.dumps(_event(10)) + "\n"
+    with open(path, "r+") as handle:
+        handle.truncate(0)
+        handle.write(shrunk)
+    assert os.stat(path).st_ino == inode and os.path.getsize(path) < sum(map(len, lines))
+    second = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert second.check.passed and second.commit_seq == 2
+    [f] = second.files
+    assert (f.read.kind, f.read.bytes_from, f.read.bytes_to, f.records, f.accepted, f.rejected, f.duplicates) == (
+        "replaced", 0, len(shrunk), 2, 1, 0, 1)
+    assert f.read.file_id != first_id and (second.duplicate_events, second.duplicate_rejects) == (1, 0)
+    assert _rows(root, "drop_files", _DROP_FILES, f"batch_id = '{second.batch_id}'") == [
+        ("a.ndjson", "replaced", "ndjson", 0, len(shrunk), 1, 0, 2, 1, 0, 1, "{}")]
+    assert _rows(root, "drop_files", "kind, file_id", f"batch_id = '{first.batch_id}'") == [("new", first_id)]
+    ledger_row = read_ledger(commits.latest(root))["a.ndjson"]
+    assert (ledger_row.file_id, ledger_row.offset, ledger_row.lines) == (f.read.file_id, len(shrunk), 2)
+    assert {r[0] for r in _rows(root, "landed_events", "event_id")} == {event_id(_event(i)) for i in (0, 1, 2, 10)}
+
+
+def test_rejects_are_counted_by_reason_for_each_file(tmp_path):
+    """`rejected_by_reason` per file: a truncated gzip is one `corrupt_file` reject; an NDJSON
+    file's rejects are split by their own reasons; the batch sums them."""
+    import gzip
+
+    drops, root = tmp_path / "drops", str(tmp_path / "wh")
+    drops.mkdir()
+    whole = gzip.compress(("\n".join(json.dumps(_event(i)) for i in range(3)) + "\n").encode(), mtime=0)
+    (drops / "h.ndjson.gz").write_bytes(whole[: len(whole) // 2])  # cut short (a copy interrupted)
+    (drops / "m.ndjson").write_text(json.dumps(_event(5)) + "\nnot json\n" + '{"eventTime": 1}\n' + "[1,\n")
+    report = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert report.check.passed and report.commit_seq == 1
+    assert [(f.read.path, f.read.form, f.records, f.accepted, f.rejected_by_reason) for f in report.files] == [
+        ("h.ndjson.gz", "whole", 1, 0, {"corrupt_file": 1}),
+        ("m.ndjson", "ndjson", 4, 1, {"missing_field": 1, "not_json": 2}),
+    ]
+    assert report.rejected_by_reason == {"corrupt_file": 1, "missing_field": 1, "not_json": 2}
+    assert _rows(root, "drop_files", "path, read, accepted, rejected, duplicates, rejected_by_reason") == [
+        ("h.ndjson.gz", 1, 0, 1, 0, '{"corrupt_file": 1}'),
+        ("m.ndjson", 4, 1, 3, 0, '{"missing_field": 1, "not_json": 2}'),
+    ]
+    assert _rows(root, "rejected_events", "source_file, source_line, reason_code") == [
+        ("h.ndjson.gz", 1, "corrupt_file"), ("m.ndjson", 2, "not_json"), ("m.ndjson", 3, "missing_field"), ("m.ndjson", 4, "not_json")]
+
