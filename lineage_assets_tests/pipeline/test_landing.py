@@ -309,3 +309,31 @@ def test_rejects_are_counted_by_reason_for_each_file(tmp_path):
     assert _rows(root, "rejected_events", "source_file, source_line, reason_code") == [
         ("h.ndjson.gz", 1, "corrupt_file"), ("m.ndjson", 2, "not_json"), ("m.ndjson", 3, "missing_field"), ("m.ndjson", 4, "not_json")]
 
+
+def test_a_batch_whose_totals_do_not_balance_is_reported_and_not_committed(tmp_path, monkeypatch):
+    """The batch-level balance check (every file balancing is not enough): records counted for
+    the batch that no file of it accounts for (injected here: a source read but never staged)
+    fail the blocking check, and nothing is committed; the next batch reads the file again."""
+    drops, root = tmp_path / "drops", str(tmp_path / "wh")
+    drops.mkdir()
+    (drops / "a.ndjson").write_text(json.dumps(_event(1)) + "\n" + json.dumps(_event(2)) + "\n")
+    real = landing._read_locally
+
+    def read_with_a_lost_record(*args):
+        found = real(*args)
+        found.records["elsewhere.ndjson"] += 1  # counted as read, neither accepted, rejected nor a duplicate
+        return found
+
+    monkeypatch.setattr(landing, "_read_locally", read_with_a_lost_record)
+    report = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert [(f.read.path, f.records, f.accepted, f.balanced) for f in report.files] == [("a.ndjson", 2, 2, True)]
+    assert not report.check.passed
+    assert report.check.problems == ["the batch's totals do not balance"]  # the batch-level check alone
+    assert report.check.details == {"files": 1, "read": 3, "accepted": 2, "rejected": 0, "duplicates": 0}
+    assert report.commit_seq is None and commits.latest(root).seq == 0
+    assert len(read_ledger(commits.latest(root))) == 0  # a.ndjson is not recorded as read
+
+    monkeypatch.setattr(landing, "_read_locally", real)
+    again = land_batch(_no_spark, root, str(drops), START, QUIET)
+    assert again.check.passed and again.commit_seq == 1
+    assert [(f.read.path, f.read.kind, f.records) for f in again.files] == [("a.ndjson", "new", 2)]
