@@ -4,8 +4,8 @@ section 12): `GET /api/v1/lineage`, `GET /api/v1/column-lineage`, the dataset re
 8 under it (`.../fields`, `.../field-mappings`, `.../fields/{field}/operations`), and the DataHub
 export `.../upstream-lineage?pathVersion=v1|v2` (the `upstreamLineage` aspect). `nodeId` may be a
 DataHub URN; or, as the helper's structured arguments, `nodeType`, `namespace`, `name` (and
-`field` for column lineage) name the node when its id would be ambiguous. The recipe questions of section 9: `GET /api/v1/column-history?nodeId=...`,
-`GET /api/v1/column-impact?nodeId=...`, `.../datasets/{name}/fields/{field}/directives?start&end`,
+`field` for column lineage and the column traces) name the node when its id would be ambiguous. The recipe questions of section 9: `GET /api/v1/column-history?nodeId=...`,
+`GET /api/v1/column-impact?nodeId=...` (or `nodeType`, `namespace`, `name`, `field`), `.../datasets/{name}/fields/{field}/directives?start&end`,
 the dataset's tags `.../datasets/{name}/tags` and `GET /api/v1/tagged-fields?key=&value=&propagate=`.
 
 Pictures (DESIGN.md section 12): `GET /lineage/view?nodeId=...&depth=20&columns=true&withDownstream=true&maxNodes=300`
@@ -113,12 +113,13 @@ class ReadApi:
             return _error(503, "warehouse_unavailable", str(exc))
         return JSONResponse(jsonable(answer))
 
-    def _by_node(self, ask: Callable[[LineageQuery, str, int], BaseModel]):
-        """A route asking one question of `nodeId` and `depth` (default 20)."""
+    def _by_field(self, ask: Callable[..., BaseModel]):
+        """A route asking one question of a field (`nodeId`, or `nodeType`, `namespace`, `name`
+        and `field`) and `depth` (default 20)."""
         async def route(request: Request) -> JSONResponse:
             async def run() -> JSONResponse:
-                node, depth = _required(request, "nodeId"), _int(request, "depth", 20)
-                return await self._answer(lambda q: ask(q, node, depth))
+                node, depth = _node(request, fields=True), _int(request, "depth", 20)
+                return await self._answer(lambda q: ask(q, depth=depth, **node))
             return await _guard(run)
         return route
 
@@ -209,10 +210,8 @@ class ReadApi:
             Route(VIEW, self.view, methods=["GET"]),
             Route(f"{API}/lineage", self.lineage, methods=["GET"]),
             Route(f"{API}/column-lineage", self.column_lineage, methods=["GET"]),
-            Route(f"{API}/column-history", self._by_node(lambda q, node, depth: q.column_history(node, depth=depth)),
-                  methods=["GET"]),
-            Route(f"{API}/column-impact", self._by_node(lambda q, node, depth: q.column_impact(node, depth=depth)),
-                  methods=["GET"]),
+            Route(f"{API}/column-history", self._by_field(lambda q, **asked: q.column_history(**asked)), methods=["GET"]),
+            Route(f"{API}/column-impact", self._by_field(lambda q, **asked: q.column_impact(**asked)), methods=["GET"]),
             Route(f"{API}/tagged-fields", self.tagged_fields, methods=["GET"]),
             Route(NAMESPACES + "{rest:path}", self.namespaces, methods=["GET"]),
         ]

@@ -481,25 +481,34 @@ class LineageQuery:
             self._load_recipe_ops()
             return recipe_directives(self._con, dataset, field, window)
 
-    def column_history(self, node_id: str, depth: int = 20) -> ColumnTrace:
+    def column_history(
+        self, node_id: str | None = None, depth: int = 20, *, node_type: str | None = None, namespace: str | None = None,
+        name: str | None = None, field: str | None = None,
+    ) -> ColumnTrace:
         """How a field got to its current state: backward over the current column lineage,
-        each hop with its job, run, transformation and the recipe directives on the way."""
-        return self._column_trace(node_id, "backward", depth)
+        each hop with its job, run, transformation and the recipe directives on the way. The
+        field is a node id, a schemaField URN, or (as for column_lineage()) namespace=, name=, field=."""
+        return self._column_trace(node_id, "backward", depth, node_type, namespace, name, field)
 
-    def column_impact(self, node_id: str, depth: int = 20) -> ColumnTrace:
+    def column_impact(
+        self, node_id: str | None = None, depth: int = 20, *, node_type: str | None = None, namespace: str | None = None,
+        name: str | None = None, field: str | None = None,
+    ) -> ColumnTrace:
         """The fields a field impacted: forward over the current column lineage, each hop with
-        its recipe directives (a filter's dataset-wide dependency reaches the field `*`)."""
-        return self._column_trace(node_id, "forward", depth)
+        its recipe directives (a filter's dataset-wide dependency reaches the field `*`). The
+        field is named as for column_history()."""
+        return self._column_trace(node_id, "forward", depth, node_type, namespace, name, field)
 
-    def _column_trace(self, node_id: str, direction: str, depth: int) -> ColumnTrace:
+    def _column_trace(self, node_id: str | None, direction: str, depth: int, node_type: str | None, namespace: str | None,
+                      name: str | None, field: str | None) -> ColumnTrace:
         depth = check_depth(depth)
-        _check_types(node_id=node_id)
+        _check_types(node_id=node_id, node_type=node_type, namespace=namespace, name=name, field=field)
         with self._lock:
             self._refresh()
-            ref = self._resolve_column_start(node_id, None, None, None, None, False)
+            ref = self._resolve_column_start(node_id, node_type, namespace, name, field, False)
             if ref.kind != "datasetField":
                 raise ValueError(f"column_{'history' if direction == 'backward' else 'impact'}() takes a field "
-                                 f"(datasetField:NS:NAME:FIELD or a schemaField URN), not {node_id!r}")
+                                 f"(datasetField:NS:NAME:FIELD, a schemaField URN or field=), not {node_id if node_id is not None else ref.id!r}")
             self._load_recipe_ops()
             return column_trace(self._con, (ref.namespace, ref.name, ref.field), direction, depth)
 

@@ -87,7 +87,7 @@ def test_structured_parameters_name_a_node_whose_id_is_ambiguous(tmp_path):
     """Two jobs whose ids coincide, (`spark://c:7077`, `load`) and (`spark://c`, `7077:load`):
     the id alone is a 400 that says so, and `nodeType`, `namespace` and `name` (DESIGN.md
     section 5's structured arguments) ask for either one, as the helper's keywords do; for
-    column lineage `field` too."""
+    column lineage and the column traces (column-history, column-impact) `field` too."""
     import datetime as dt
 
     from lineage_assets.warehouse import tables as t
@@ -122,3 +122,11 @@ def test_structured_parameters_name_a_node_whose_id_is_ambiguous(tmp_path):
         field = _get(base, "/api/v1/column-lineage", namespace=pg, name="out2", field="x")
         assert field.status_code == 200 and {n["id"] for n in field.json()["graph"]} == {f"datasetField:{pg}:out2:x", f"datasetField:{pg}:in2:a"}
         assert _get(base, "/api/v1/lineage", namespace="spark://c").status_code == 400  # a name is missing: a clear 400
+        for route, field, asked in (("column-history", ("out2", "x"), query.column_history), ("column-impact", ("in1", "a"), query.column_impact)):
+            trace = _get(base, f"/api/v1/{route}", nodeType="datasetField", namespace=pg, name=field[0], field=field[1], depth=1)
+            assert trace.status_code == 200, trace.text
+            assert trace.json() == jsonable(asked(namespace=pg, name=field[0], field=field[1], depth=1))
+            assert trace.json()["root"]["steps"] and trace.json()["root"]["id"] == f"datasetField:{pg}:{field[0]}:{field[1]}"
+            assert _get(base, f"/api/v1/{route}", namespace=pg, name=field[0], field=field[1]).json() == jsonable(
+                asked(namespace=pg, name=field[0], field=field[1]))
+        assert _get(base, "/api/v1/column-history", namespace=pg, name="out2").status_code == 400  # a dataset: the traces take a field

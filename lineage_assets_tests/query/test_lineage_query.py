@@ -524,3 +524,43 @@ def test_a_urn_naming_a_partition_answers_what_its_dataset_answers(tmp_path):
             assert query.lineage(name, depth=1).model_dump() == expected, name
         with pytest.raises(NodeNotFound):  # a partition of a dataset nobody knows is still unknown
             query.lineage(dataset_urn(synthetic.ALIAS_NS, "/warehouse/p9/nothing/date=2024-01-01"))
+
+
+def _two_fields_one_id(root: str) -> str:
+    """Fields (a, b:c, x) and (a:b, c, x), both `datasetField:a:b:c:x`, written by J0 from
+    src.s0.a and by J1 from src.s1.a (pyarrow, no Spark)."""
+    from lineage_assets.warehouse import tables as t
+
+    now, datasets = dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc), [("a", "b:c"), ("a:b", "c")]
+    rows = {
+        t.CURRENT_JOBS: [{"job_namespace": "j", "job_name": f"J{i}", "version_id": "v", "latest_state": "COMPLETE", "latest_ended_at": now,
+                          "component_id": f"job:j:J{i}", "lineage_unknown": False} for i in range(2)],
+        t.CURRENT_LINEAGE: [{"job_namespace": "j", "job_name": f"J{i}", "version_id": "v", "dataset_namespace": ns, "dataset_name": n,
+                             "direction": "OUTPUT", "component_id": f"job:j:J{i}", "temporary": False} for i, (ns, n) in enumerate(datasets)],
+        t.CURRENT_COLUMN_LINEAGE: [{"job_namespace": "j", "job_name": f"J{i}", "output_version_id": f"v{i}", "output_namespace": ns,
+                                    "output_name": n, "output_field": "x", "input_namespace": "src", "input_name": f"s{i}", "input_field": "a",
+                                    "input_version_id": "sv", "transformation_type": "DIRECT", "transformation_subtype": "IDENTITY",
+                                    "run_id": f"r{i}", "created_at": now, "input_declared": True} for i, (ns, n) in enumerate(datasets)],
+    }
+    return commit_rows(root, rows)
+
+
+def test_column_history_and_impact_take_the_structured_arguments_their_ambiguity_error_asks_for(tmp_path):
+    """DESIGN.md section 5: every call takes namespace=, name=, field=. The id
+    `datasetField:a:b:c:x` names two fields, and the error says to pass them; they then name
+    either field, as they do for column_lineage()."""
+    with LineageQuery(_two_fields_one_id(str(tmp_path / "wh"))) as query:
+        with pytest.raises(ValueError, match="ambiguous.*pass namespace=, name= and field="):
+            query.column_history("datasetField:a:b:c:x")
+        for i, (ns, name) in enumerate([("a", "b:c"), ("a:b", "c")]):
+            history = query.column_history(namespace=ns, name=name, field="x", depth=1)
+            assert (history.root.namespace, history.root.name, history.root.field) == (ns, name, "x")
+            assert [(s.job.name, s.node.name, s.node.field) for s in history.root.steps] == [(f"J{i}", f"s{i}", "a")]
+            typed = query.column_history(node_type="datasetField", namespace=ns, name=name, field="x", depth=1)
+            assert typed.model_dump() == history.model_dump()
+            impact = query.column_impact(namespace="src", name=f"s{i}", field="a")
+            assert [(s.node.namespace, s.node.name, s.node.field) for s in impact.root.steps] == [(ns, name, "x")]
+        with pytest.raises(ValueError, match="takes a field"):
+            query.column_impact(namespace="a", name="b:c")
+        with pytest.raises(NodeNotFound):
+            query.column_history(namespace="a", name="b:c", field="nothing")
