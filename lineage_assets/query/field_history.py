@@ -247,7 +247,7 @@ def operations(rows: list[dict], field_id, directives_of=None) -> FieldOperation
     nodes: dict[str, OperationNode] = {}
     ops: dict[tuple, Operation] = {}
     connections: dict[tuple[str, str, str], Connection] = {}
-    programs: dict[Dataset, dict[str, ProgramRun]] = defaultdict(dict)
+    programs: dict[Dataset, dict[str, dt.datetime]] = defaultdict(dict)  # job -> run id -> ended at
 
     def node(ns: str, name: str, fld: str | None, side: str) -> str:
         label = fld if fld is not None else "*"
@@ -262,14 +262,15 @@ def operations(rows: list[dict], field_id, directives_of=None) -> FieldOperation
         destination = node(row["output_namespace"], row["output_name"], row["output_field"], "destination")
         op = _operation(ops, _transformation(row), tuple(directives_of(row)) if directives_of else ())
         connections.setdefault((source, destination, op.name), Connection(from_=source, to=destination, operation=op.name))
-        programs[(row["job_namespace"], row["job_name"])][row["run_id"]] = ProgramRun(runId=row["run_id"], endedAt=iso(row["ended_at"]))
+        programs[(row["job_namespace"], row["job_name"])][row["run_id"]] = row["ended_at"]
     return FieldOperations(
         nodes=[nodes[k] for k in sorted(nodes)],
         operations=sorted(ops.values(), key=lambda o: o.name),
         connections=sorted(connections.values(), key=lambda c: (c.from_, c.to, c.operation)),
         programs=[
-            Program(job=EndPoint(namespace=job[0], name=job[1]), runs=sorted(runs.values(), key=lambda r: (r.endedAt, r.runId)),
-                    lastExecutedAt=max(r.endedAt for r in runs.values()))
+            Program(job=EndPoint(namespace=job[0], name=job[1]),
+                    runs=[ProgramRun(runId=run, endedAt=iso(at)) for run, at in sorted(runs.items(), key=lambda r: (r[1], r[0]))],
+                    lastExecutedAt=iso(max(runs.values())))  # by time: as text, '...:00.5Z' sorts before '...:00Z'
             for job, runs in sorted(programs.items())
         ],
     )

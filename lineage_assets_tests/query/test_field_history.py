@@ -4,16 +4,20 @@ select runs by end time, detailed operations, the dataset resource.
 `Employee` is built from `Person`, `HR` and `Skills`; `Person` itself is rebuilt inside the
 window from `Crm`; `Report` reads `Employee`. `Boundary` is written by three runs that end
 exactly at the window's start, inside it after starting before it, and exactly at its end.
+
+The tests at the end build small histories with pyarrow (`_history`, no Spark).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
 
 from lineage_assets import LineageQuery, NodeNotFound
-from lineage_assets_tests.support import ds, fold_stream, publish_current, run_event
+from lineage_assets.warehouse import tables as t
+from lineage_assets_tests.support import commit_rows, ds, fold_stream, publish_current, run_event
 
 SCHEDULE_SECONDS = 40
 
@@ -234,3 +238,49 @@ def test_the_command_line_answers_as_the_helper_does(query, capsys):
     assert main(["query", "field-mappings", NS, "Nobody", "--warehouse", query.warehouse]) == 3
     assert main(["query", "fields", NS, "Employee", "--start", END, "--end", START, "--warehouse", query.warehouse]) == 2
     assert "must be before its end" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------- pyarrow histories (no Spark)
+
+
+def _when(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _history(root, runs, edges, extra=None) -> str:
+    """A history in NS written with pyarrow: `runs` [(run id, job, ended at, [output names])], each
+    COMPLETE and writing version `<output>@<run>`; `edges` [(run, output, output field or None,
+    input, input field)] (a null output field is INDIRECT:FILTER, the others DIRECT:IDENTITY).
+    `extra`: more tables' rows."""
+    ended = {run: at for run, _job, at, _outputs in runs}
+    rows = {
+        t.RUN_LINEAGE: [{"run_id": run, "job_namespace": NS, "job_name": job, "state": "COMPLETE", "started_at": at, "ended_at": at,
+                         "input_versions": [], "output_versions": [{"namespace": NS, "name": o, "version_id": f"{o}@{run}"} for o in outputs],
+                         "end_date": at.date()} for run, job, at, outputs in runs],
+        t.DATASET_VERSIONS: [{"version_id": f"{o}@{run}", "namespace": NS, "name": o, "run_id": run, "run_state": "COMPLETE",
+                              "job_namespace": NS, "job_name": job, "created_at": at, "created_date": at.date()}
+                             for run, job, at, outputs in runs for o in outputs],
+        t.COLUMN_LINEAGE: [{"output_version_id": f"{out}@{run}", "output_namespace": NS, "output_name": out, "output_field": out_field,
+                            "input_namespace": NS, "input_name": inp, "input_field": in_field, "input_version_id": f"{inp}@src",
+                            "transformation_type": "INDIRECT" if out_field is None else "DIRECT",
+                            "transformation_subtype": "FILTER" if out_field is None else "IDENTITY", "masking": False,
+                            "run_id": run, "created_at": ended[run], "created_date": ended[run].date(), "input_declared": True}
+                           for run, out, out_field, inp, in_field in edges],
+        **(extra or {}),
+    }
+    return commit_rows(str(root), rows)
+
+
+def test_programs_order_runs_and_take_the_last_time_by_timestamp_not_by_text(tmp_path):
+    """Two runs of one job end half a second apart, at 05:00:00.5 and 05:00:00: as text,
+    '...05:00:00.500000Z' sorts before '...05:00:00Z', so comparing the ISO strings gives the
+    earlier run as the last and the runs in the wrong order."""
+    ends = {"late": _when("2024-06-01T05:00:00.500000Z"), "early": _when("2024-06-01T05:00:00Z")}
+    root = _history(tmp_path / "wh", [(run, "J", at, ["O"]) for run, at in ends.items()],
+                    [(run, "O", "x", "S", "a") for run in ends])
+    with LineageQuery(root) as query:
+        for direction, (ns, name, field) in (("backward", (NS, "O", "x")), ("forward", (NS, "S", "a"))):
+            [program] = query.field_operations(ns, name, field, direction=direction).programs
+            assert [r.runId for r in program.runs] == sorted(ends, key=ends.get)
+            assert [_when(r.endedAt) for r in program.runs] == sorted(ends.values())
+            assert _when(program.lastExecutedAt) == max(ends.values())
