@@ -1,6 +1,7 @@
 """The dataset resource (the reference server's Dataset, DESIGN.md section 8) with its column
-lineage, from the loaded history (`hist_versions`), the current fields (`cdf`), the facets of
-the run that wrote the current version (`runs`, one partition) and a depth-1 column answer."""
+lineage, from the loaded history (`hist_versions`), the current fields (`cdf`) with their tags
+(the newest tags facet's, `tagged_fields.field_tag_names`), the facets of the run that wrote the
+current version (`runs`, one partition) and a depth-1 column answer."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ STREAM_SCHEMES = ("kafka", "pulsar", "kinesis", "pubsub")  # namespaces of messa
 
 def dataset_resource(
     con: duckdb.DuckDBPyConnection, commit: commits.Commit, namespace: str, name: str, columns: LineageGraph,
-    aliases: list[dict[str, str]],
+    aliases: list[dict[str, str]], tags: dict[str, list[str]],
 ) -> DatasetResource:
     versions = con.execute(
         "SELECT version_id, run_state, created_at, lifecycle_state, run_id, created_date FROM hist_versions "
@@ -38,7 +39,7 @@ def dataset_resource(
         name=name, physicalName=name, namespace=namespace,
         createdAt=_iso_or_none(versions[0][2]) if versions else None,
         updatedAt=_iso_or_none(versions[-1][2]) if versions else None,
-        fields=[SchemaField(name=f, type=t, description=d) for f, t, d in fields],
+        fields=[SchemaField(name=f, type=t, tags=tags.get(f, []), description=d) for f, t, d in fields],
         currentVersion=current[0] if current else None,
         lastModifiedAt=_iso_or_none(current[2]) if current else None,
         lastLifecycleState=lifecycle,

@@ -30,7 +30,7 @@ from lineage_assets.query.models import LineageGraph, Node, answer, edge, node
 from lineage_assets.query.recipe_history import column_directives as recipe_directives
 from lineage_assets.query.recipe_history import column_trace, load_ops, paths_to_inputs
 from lineage_assets.query.recipe_models import ColumnDirectives, ColumnTrace, DatasetTags, TaggedFields
-from lineage_assets.query.tagged_fields import dataset_tags, tagged_fields
+from lineage_assets.query.tagged_fields import dataset_tags, field_tag_names, tagged_fields
 from lineage_assets.query.traversal import check_depth
 from lineage_assets.query.urns import UrnResolver, field_urn_function, is_urn, upstream_lineage
 from lineage_assets.query.node_ids import (
@@ -514,10 +514,13 @@ class LineageQuery:
 
     def dataset(self, namespace: str, name: str | None = None) -> DatasetResource:
         """The reference server's Dataset resource with its current column lineage
-        (`columnLineage`: that of `column_lineage(dataset, depth=1)`)."""
+        (`columnLineage`: that of `column_lineage(dataset, depth=1)`); each field's `tags` are
+        the names (keys) the dataset's newest tags facet gives it."""
         with self._lock:
             ns, nm = self._window_dataset(namespace, name)
-            return dataset_resource(self._con, self._commit, ns, nm, self._dataset_column_lineage(ns, nm), self.aliases_of(ns, nm))
+            self._load_table("field_tags", "tag_rows")
+            return dataset_resource(self._con, self._commit, ns, nm, self._dataset_column_lineage(ns, nm), self.aliases_of(ns, nm),
+                                    field_tag_names(self._con, ns, nm))
 
     def fine_grained_lineage(self, namespace: str, name: str | None = None, path_version: str = "v1") -> UpstreamLineage:
         """The dataset's current column lineage as DataHub's `upstreamLineage` aspect: its

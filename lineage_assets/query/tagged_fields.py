@@ -33,6 +33,17 @@ def dataset_tags(con: duckdb.DuckDBPyConnection, namespace: str, name: str) -> D
                        tags=[DatasetTag(field=r[2], key=r[3], value=r[4], source=r[5]) for r in rows])
 
 
+def field_tag_names(con: duckdb.DuckDBPyConnection, namespace: str, name: str) -> dict[str, list[str]]:
+    """Each field's tag names (keys) in the dataset's newest tags facet: the reference server's
+    field `tags` (a list of names); dataset-wide tags are no field's."""
+    rows = con.execute(f"SELECT DISTINCT field, tag_key FROM ({CURRENT_TAGS_SQL}) WHERE namespace = ? AND name = ? AND field IS NOT NULL "
+                       "ORDER BY ALL", [namespace, name]).fetchall()
+    names: dict[str, list[str]] = {}
+    for field, key in rows:
+        names.setdefault(field, []).append(key)
+    return names
+
+
 def tagged_fields(con: duckdb.DuckDBPyConnection, key: str, value: str | None, propagate: bool) -> TaggedFields:
     sql = f"SELECT * FROM ({CURRENT_TAGS_SQL}) WHERE tag_key = ? AND field IS NOT NULL"
     params: list = [key]

@@ -284,3 +284,34 @@ def test_programs_order_runs_and_take_the_last_time_by_timestamp_not_by_text(tmp
             assert [r.runId for r in program.runs] == sorted(ends, key=ends.get)
             assert [_when(r.endedAt) for r in program.runs] == sorted(ends.values())
             assert _when(program.lastExecutedAt) == max(ends.values())
+
+
+def test_dataset_fields_carry_type_description_and_the_tags_of_the_newest_tags_facet(tmp_path):
+    """DESIGN.md section 8: the Dataset's `fields` with type/tags/description. A field's tags are
+    the tag names (keys) the dataset's newest tags facet gives it (section 9: a later facet
+    replaces the set; here a DatasetEvent's, after the run that wrote the current version), as
+    the reference server lists a field's tags: names. A dataset-wide tag is no field's."""
+    t1, t2, t3 = _when("2024-06-01T01:00:00Z"), _when("2024-06-01T02:00:00Z"), _when("2024-06-01T03:00:00Z")
+    schema = [("x", "string", "the x"), ("y", "int", None), ("z", "double", "the z")]
+
+    def tag(version, at, field, key, value=None, run=None):
+        return {"version_id": version, "namespace": NS, "name": "O", "field": field, "tag_key": key, "tag_value": value,
+                "source": "test", "run_id": run, "created_at": at, "created_date": at.date()}
+
+    older = [tag("O@r1", t1, "x", "stale"), tag("O@r1", t1, "y", "stale")]
+    newest = [tag("O@tags", t3, "x", "sensitivity", "high"), tag("O@tags", t3, "x", "pii", "true"),
+              tag("O@tags", t3, "z", "pii", "false"), tag("O@tags", t3, None, "owner", "hr")]
+    extra = {
+        t.CURRENT_DATASET_FIELDS: [{"namespace": NS, "name": "O", "version_id": "O@r2", "field_path": path, "type": kind,
+                                    "description": text, "ordinal": i} for i, (path, kind, text) in enumerate(schema)],
+        t.FIELD_TAGS: older + newest,
+    }
+    root = _history(tmp_path / "wh", [("r1", "J", t1, ["O"]), ("r2", "J", t2, ["O"])], [("r2", "O", "x", "S", "a")], extra)
+    expected_tags = {path: sorted({r["tag_key"] for r in newest if r["field"] == path}) for path, _kind, _text in schema}
+    with LineageQuery(root) as query:
+        resource = query.dataset(NS, "O")
+        assert resource.currentVersion == "O@r2"
+        assert [(f.name, f.type, f.description, f.tags) for f in resource.fields] == [
+            (path, kind, text, expected_tags[path]) for path, kind, text in schema]
+        assert any(f.tags for f in resource.fields) and not expected_tags["y"]  # the older facet's tag on y is replaced
+        assert resource.model_dump()["fields"][0]["tags"] == expected_tags["x"]
