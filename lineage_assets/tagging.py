@@ -97,10 +97,13 @@ def _pending(drop_dir: str | Path, namespace: str, name: str) -> tuple[str | Non
 def _known(warehouse: str | None, namespace: str, name: str) -> tuple[str | None, list[Tag]]:
     if not warehouse or not Path(warehouse).is_dir():
         return None, []
-    from lineage_assets import LineageQuery
+    from lineage_assets import LineageQuery, NodeNotFound
 
     with LineageQuery(warehouse) as query:
-        found = query.dataset_tags(namespace, name)
+        try:
+            found = query.dataset_tags(namespace, name)
+        except NodeNotFound:  # a dataset the warehouse does not know yet has no tags there
+            return None, []
     return found.asOf, [Tag(t.field, t.key, t.value, t.source) for t in found.tags]
 
 

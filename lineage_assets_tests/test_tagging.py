@@ -60,3 +60,17 @@ def test_an_ambiguous_id_lists_every_reading_and_says_why_it_was_not_settled(tmp
     assert "can be read 6 ways (the warehouse" in text and "does not exist" in text
     readings = text.split("does not exist) (", 1)[1].split("); give", 1)[0].split("; ")
     assert len(readings) == 6 and "postgres://warehouse.example.com:5432 | public.customers | email" in readings
+
+
+def test_a_tag_on_a_dataset_the_warehouse_does_not_know_yet_starts_its_set(tmp_path):
+    """The warehouse's tags of a dataset it does not know (dataset_tags: NodeNotFound) are none:
+    setting a tag on a new dataset states that tag alone."""
+    from lineage_assets.warehouse import tables as t
+    from lineage_assets_tests.support import commit_rows
+
+    at = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    warehouse = commit_rows(str(tmp_path / "wh"), {t.DATASET_VERSIONS: [
+        {"version_id": "v", "namespace": "pg://h:5432", "name": "known", "created_at": at, "created_date": at.date()}]})
+    tags = change_tag(tmp_path / "drops", warehouse, "pg://h:5432", "new", "a", "pii", "true", now=at)
+    assert [(tag.field, tag.key, tag.value) for tag in tags] == [("a", "pii", "true")]
+    assert [(e["dataset"]["name"], len(e["dataset"]["facets"]["tags"]["tags"])) for e in _events(tmp_path / "drops")] == [("new", 1)]

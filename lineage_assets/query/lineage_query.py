@@ -458,13 +458,13 @@ class LineageQuery:
                 return False
             return True
 
-    def dataset_tags(self, namespace: str, name: str) -> DatasetTags:
-        """The tags a dataset's newest tags facet states (field None: the whole dataset)."""
-        _check_types(namespace=namespace, name=name)
+    def dataset_tags(self, namespace: str, name: str | None = None) -> DatasetTags:
+        """The tags a dataset's newest tags facet states (field None: the whole dataset). Like
+        every dataset question, it takes a DataHub dataset URN in place of namespace and name,
+        and raises NodeNotFound for a dataset neither the current graph nor the history knows."""
         with self._lock:
-            self._refresh()
+            ns, nm = self._window_dataset(namespace, name)
             self._load_table("field_tags", "tag_rows")
-            ns, nm = self.canonical_name(namespace, name)
             return dataset_tags(self._con, ns, nm)
 
     def column_directives(

@@ -72,6 +72,7 @@ def test_each_route_answers_what_the_helper_answers(served):
     ("/api/v1/column-lineage", {"nodeId": f"dataset:{NS}:p0.table1", "withDownstream": "maybe"}, 400),
     ("/api/v1/namespaces/x", {}, 404),
     ("/api/v1/namespaces/" + quote(NS, safe="") + "/datasets/nothing", {}, 404),
+    ("/api/v1/namespaces/" + quote(NS, safe="") + "/datasets/nothing/tags", {}, 404),
     ("/api/v1/namespaces/" + quote(NS, safe="") + "/datasets/p0.table1/field-mappings", {"start": END, "end": START}, 400),
     ("/api/v1/namespaces/" + quote(NS, safe="") + "/datasets/p0.table1/elsewhere", {}, 404),
 ])

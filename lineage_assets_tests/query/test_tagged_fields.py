@@ -3,9 +3,12 @@ dataset's tags are its newest facet's; `tagged_fields` follows DIRECT edges and 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
+import pytest
 
+from lineage_assets import LineageQuery, NodeNotFound
 from lineage_assets.cli import main
 from lineage_assets.query.node_ids import field_node
 from lineage_assets.query.render import jsonable
@@ -83,3 +86,30 @@ def test_cli_tag_set_reads_the_warehouses_tags_and_drops_the_whole_set(recipe_wa
     capsys.readouterr()
     assert main(["tag", "remove", node, "pii", "--warehouse", recipe_warehouse, "--drop-dir", str(drop)]) == 2  # gone already
     assert "has no tag 'pii'" in capsys.readouterr().err
+
+
+def test_dataset_tags_takes_a_urn_and_an_unknown_dataset_is_not_found(tmp_path):
+    """DESIGN.md sections 5 and 8: every query accepts a URN wherever it accepts a node id, and an
+    unknown node raises NodeNotFound (it answered no tags, so HTTP said 200). Pyarrow, no Spark."""
+    from lineage_assets.identity.datahub import dataset_urn
+    from lineage_assets.warehouse import tables as t
+    from lineage_assets_tests.support import commit_rows
+
+    ns, at = "postgres://db.example.com:5432", dt.datetime(2024, 6, 1, 1, tzinfo=dt.timezone.utc)
+    rows = {
+        t.DATASET_VERSIONS: [{"version_id": "O@tags", "namespace": ns, "name": "O", "created_at": at, "created_date": at.date()}],
+        t.FIELD_TAGS: [{"version_id": "O@tags", "namespace": ns, "name": "O", "field": f, "tag_key": k, "tag_value": v, "source": "test",
+                        "created_at": at, "created_date": at.date()} for f, k, v in (("x", "pii", "true"), (None, "owner", "hr"))],
+    }
+    root = commit_rows(str(tmp_path / "wh"), rows)
+    with LineageQuery(root) as query:
+        by_name = query.dataset_tags(ns, "O")
+        assert {(tag.field, tag.key, tag.value) for tag in by_name.tags} == {(r["field"], r["tag_key"], r["tag_value"]) for r in rows[t.FIELD_TAGS]}
+        assert query.dataset_tags(dataset_urn(ns, "O")) == by_name
+        assert query.dataset_tags(namespace=ns, name="O") == by_name
+        with pytest.raises(NodeNotFound):
+            query.dataset_tags(ns, "nobody")
+        with pytest.raises(NodeNotFound):
+            query.dataset_tags(dataset_urn(ns, "nobody"))
+        with pytest.raises(ValueError):
+            query.dataset_tags(ns)  # a namespace alone names no dataset
