@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     q_column.add_argument("--depth", type=int, default=20, help="field hops (default 20)")
     q_column.add_argument("--downstream", action="store_true", help="add downstream lineage")
     when = q_column.add_mutually_exclusive_group()
-    when.add_argument("--at", default=None, help="point in time (ISO-8601, UTC unless an offset is given)")
+    when.add_argument("--at", default=None, help="point in time (ISO-8601, UTC unless an offset is given; a date alone: the end of that day)")
     when.add_argument("--version", default=None, help="point in time by dataset version id")
     for q in (q_lineage, q_column):
         q.add_argument("--tree", action="store_true", help="print an indented tree instead of JSON")

@@ -286,9 +286,10 @@ class LineageQuery:
         """Field-level lineage from a field, a dataset (all its fields) or a job (the fields of
         the datasets its current version writes). Upstream by default, downstream on request;
         depth counts field hops. Point in time by dataset version id (or `#version` in the id) or
-        by timestamp: node ids in such an answer carry `#version`. Current answers bridge fields
-        through temporary datasets (A.x -> tmp.y -> B.z gives A.x for B.z, `through` tmp.y)
-        unless `include_temporary`."""
+        by timestamp (`lineage_at`: a datetime or ISO-8601 text, UTC unless it has an offset; a
+        date alone, as a `datetime.date` or as text, means the end of that day): node ids in such
+        an answer carry `#version`. Current answers bridge fields through temporary datasets
+        (A.x -> tmp.y -> B.z gives A.x for B.z, `through` tmp.y) unless `include_temporary`."""
         depth = check_depth(depth)
         _check_types(node_id=node_id, node_type=node_type, namespace=namespace, name=name, field=field,
                      dataset_version=dataset_version, with_downstream=with_downstream, include_temporary=include_temporary)
@@ -672,14 +673,19 @@ def _check_types(**arguments) -> None:
 
 
 def _timestamp(value) -> dt.datetime | None:
-    """lineage_at as an aware UTC datetime (naive values and strings without an offset are UTC)."""
+    """lineage_at as an aware UTC datetime (naive values and strings without an offset are UTC).
+    A date alone, a `datetime.date` or an ISO-8601 date string ("2024-06-01"), is the end of that
+    day (23:59:59.999999 UTC): one rule for both forms."""
     if value is None:
         return None
     if isinstance(value, str):
         try:
-            value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise ValueError(f"lineage_at {value!r} is not an ISO-8601 timestamp") from exc
+            value = dt.date.fromisoformat(value)
+        except ValueError:
+            try:
+                value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError as exc:
+                raise ValueError(f"lineage_at {value!r} is not an ISO-8601 timestamp") from exc
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         value = dt.datetime.combine(value, dt.time.max)
     if not isinstance(value, dt.datetime):

@@ -564,3 +564,50 @@ def test_column_history_and_impact_take_the_structured_arguments_their_ambiguity
             query.column_impact(namespace="a", name="b:c")
         with pytest.raises(NodeNotFound):
             query.column_history(namespace="a", name="b:c", field="nothing")
+
+
+def _versions_over_time(root: str, writes: list[tuple[str, str, str]]) -> str:
+    """Dataset pg://h:5432 O written by job J's runs `writes` [(run id, state, ended at)]: run r
+    writes version O@r, whose field x comes from S.a_r (pyarrow, no Spark)."""
+    from lineage_assets.warehouse import tables as t
+
+    ns = "pg://h:5432"
+    when = {run: dt.datetime.fromisoformat(at.replace("Z", "+00:00")) for run, _state, at in writes}
+    rows = {
+        t.CURRENT_JOBS: [{"job_namespace": ns, "job_name": "J", "version_id": "jv", "latest_state": writes[-1][1],
+                          "latest_ended_at": when[writes[-1][0]], "component_id": f"job:{ns}:J", "lineage_unknown": False}],
+        t.CURRENT_LINEAGE: [{"job_namespace": ns, "job_name": "J", "version_id": "jv", "dataset_namespace": ns, "dataset_name": d,
+                             "direction": way, "component_id": f"job:{ns}:J", "temporary": False} for d, way in (("S", "INPUT"), ("O", "OUTPUT"))],
+        t.RUN_LINEAGE: [{"run_id": run, "job_namespace": ns, "job_name": "J", "state": state, "started_at": when[run], "ended_at": when[run],
+                         "input_versions": [], "output_versions": [{"namespace": ns, "name": "O", "version_id": f"O@{run}"}],
+                         "end_date": when[run].date()} for run, state, _at in writes],
+        t.DATASET_VERSIONS: [{"version_id": f"O@{run}", "namespace": ns, "name": "O", "run_id": run, "run_state": state, "job_namespace": ns,
+                              "job_name": "J", "created_at": when[run], "created_date": when[run].date()} for run, state, _at in writes],
+        t.COLUMN_LINEAGE: [{"output_version_id": f"O@{run}", "output_namespace": ns, "output_name": "O", "output_field": "x",
+                            "input_namespace": ns, "input_name": "S", "input_field": f"a_{run}", "input_version_id": "S@src",
+                            "transformation_type": "DIRECT", "transformation_subtype": "IDENTITY", "run_id": run, "created_at": when[run],
+                            "created_date": when[run].date(), "input_declared": True} for run, _state, _at in writes],
+    }
+    return commit_rows(root, rows)
+
+
+WRITES = [("r0", "COMPLETE", "2024-05-31T12:00:00Z"), ("r1", "COMPLETE", "2024-06-01T03:00:00Z"),
+          ("r2", "COMPLETE", "2024-06-02T01:00:00Z"), ("r3", "FAIL", "2024-06-02T05:00:00Z")]
+
+
+def test_a_date_alone_means_the_end_of_that_day_as_a_date_object_and_as_text(tmp_path):
+    """lineage_at reads a date one way: `datetime.date(2024, 6, 1)` and "2024-06-01" both mean
+    the end of that day (UTC), so the answer is the version written during the day (r1 at
+    03:00), not the one current at midnight (r0); a datetime at midnight stays midnight."""
+    field = "datasetField:pg://h:5432:O:x"
+    with LineageQuery(_versions_over_time(str(tmp_path / "wh"), WRITES)) as query:
+        during_the_day = query.column_lineage(field, dataset_version="O@r1").model_dump()
+        at_midnight = query.column_lineage(field, dataset_version="O@r0").model_dump()
+        assert during_the_day != at_midnight
+        for day in (dt.date(2024, 6, 1), "2024-06-01", "20240601"):
+            assert query.column_lineage(field, lineage_at=day).model_dump() == during_the_day, day
+        for midnight in (dt.datetime(2024, 6, 1), "2024-06-01T00:00:00Z", "2024-06-01T00:00"):
+            assert query.column_lineage(field, lineage_at=midnight).model_dump() == at_midnight, midnight
+        for day in (dt.date(2024, 5, 30), "2024-05-30"):  # before the first version, either way
+            with pytest.raises(NodeNotFound, match="23:59:59.999999"):
+                query.column_lineage(field, lineage_at=day)
