@@ -185,7 +185,9 @@ def field_list(index: WindowIndex, dataset: Dataset, prefix: str | None, current
 def mappings(index: WindowIndex, dataset: Dataset, direction: str, levels: int, con: duckdb.DuckDBPyConnection) -> FieldMappings:
     """The multi-level mappings around `dataset`: level 1 the pairs with `dataset` as destination
     (backward) or source (forward); level k+1 those of each dataset newly reached at level k.
-    A pair appears once, at its lowest level; a dataset is expanded once (cycles end)."""
+    A pair appears once, at its lowest level, also across the two directions of `both` (on a
+    cycle one pair is reached both ways: the direction that reaches it first keeps it, backward
+    on a tie); a dataset is expanded once (cycles end)."""
     _check_direction(direction)
     if check_depth(levels) < 1:
         raise ValueError(f"levels must be at least 1, got {levels}")
@@ -208,7 +210,12 @@ def mappings(index: WindowIndex, dataset: Dataset, direction: str, levels: int, 
             if not reached:
                 break
             frontier = reached
-    runs = index.runs_of(con, list(dict.fromkeys(pair for _way, pair, _level in found)))
+    lowest: dict[tuple[Dataset, Dataset], int] = {}  # pair -> its entry in `found` at its lowest level
+    for i, (_way, pair, level) in enumerate(found):
+        if pair not in lowest or level < found[lowest[pair]][2]:
+            lowest[pair] = i
+    found = [found[i] for i in sorted(lowest.values())]
+    runs = index.runs_of(con, [pair for _way, pair, _level in found])
     return FieldMappings([
         Mapping(
             direction=way, source=EndPoint(namespace=src[0], name=src[1]), destination=EndPoint(namespace=dst[0], name=dst[1]), level=level,

@@ -58,7 +58,8 @@ class Mapping(_Model):
 
 
 class FieldMappings(RootModel[list[Mapping]]):
-    """`field_mappings()`: every (source, destination) dataset pair once, at its lowest level."""
+    """`field_mappings()`: every (source, destination) dataset pair once, at its lowest level
+    (with `direction="both"` too: `direction` says which way reached it there)."""
 
 
 class OperationNode(_Model):

@@ -315,3 +315,31 @@ def test_dataset_fields_carry_type_description_and_the_tags_of_the_newest_tags_f
             (path, kind, text, expected_tags[path]) for path, kind, text in schema]
         assert any(f.tags for f in resource.fields) and not expected_tags["y"]  # the older facet's tag on y is replaced
         assert resource.model_dump()["fields"][0]["tags"] == expected_tags["x"]
+
+
+def _pairs_with_levels(answer) -> list[tuple[str, str, int]]:
+    return [(m.source.name, m.destination.name, m.level) for m in answer.root]
+
+
+def test_both_directions_list_each_mapping_once_at_its_lowest_level_across_directions(tmp_path):
+    """DESIGN.md section 8: a mapping (a source -> destination dataset pair: the design's shape
+    has no direction) appears once, at its lowest level. On X <-> Y, backward from X reaches
+    Y -> X at level 1 and X -> Y at level 2, forward X -> Y at level 1 and Y -> X at level 2:
+    `both` lists each pair once, at level 1."""
+    at = _when("2024-06-01T06:00:00Z")
+    root = _history(tmp_path / "wh", [("xy", "jxy", at, ["Y"]), ("yx", "jyx", at + dt.timedelta(hours=1), ["X"])],
+                    [("xy", "Y", "y", "X", "x"), ("yx", "X", "x", "Y", "y")])
+    with LineageQuery(root) as query:
+        one_way = [query.field_mappings(NS, "X", direction=way, levels=10) for way in ("backward", "forward")]
+        lowest: dict[tuple[str, str], int] = {}
+        for source, destination, level in (p for answer in one_way for p in _pairs_with_levels(answer)):
+            lowest[(source, destination)] = min(level, lowest.get((source, destination), level))
+        both = query.field_mappings(NS, "X", direction="both", levels=10)
+        pairs = [(source, destination) for source, destination, _level in _pairs_with_levels(both)]
+        assert len(pairs) == len(set(pairs)) == 2
+        assert {(s, d): level for s, d, level in _pairs_with_levels(both)} == lowest == {("X", "Y"): 1, ("Y", "X"): 1}
+        kept = {(m.source.name, m.destination.name): m for m in both.root}
+        for answer in one_way:  # each kept mapping is the one of the direction that reaches it first
+            for m in answer.root:
+                if m.level == lowest[(m.source.name, m.destination.name)]:
+                    assert kept[(m.source.name, m.destination.name)] == m
