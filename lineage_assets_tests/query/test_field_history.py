@@ -343,3 +343,94 @@ def test_both_directions_list_each_mapping_once_at_its_lowest_level_across_direc
             for m in answer.root:
                 if m.level == lowest[(m.source.name, m.destination.name)]:
                     assert kept[(m.source.name, m.destination.name)] == m
+
+
+def test_a_dataset_wide_dependency_is_a_fieldmap_entry_to_null_and_the_dump_keeps_the_key(tmp_path):
+    """DESIGN.md section 8: a dataset-wide dependency (output field null: a filter's column)
+    appears as `"to": null`; `model_dump()` and the JSON the CLI and HTTP send keep the key."""
+    from lineage_assets.query.render import jsonable
+
+    edges = [("f", "C", "c", "Src", "a"), ("f", "C", None, "Src", "active")]
+    root = _history(tmp_path / "wh", [("f", "filter_job", _when("2024-06-01T05:00:00Z"), ["C"])], edges)
+    with LineageQuery(root) as query:
+        answer = query.field_mappings(NS, "C")
+        [mapping] = answer.root
+        assert {(f.from_, f.to) for f in mapping.fieldmap} == {(in_field, out_field) for _r, _o, out_field, _i, in_field in edges}
+        for dumped in (answer.model_dump(), jsonable(answer), json.loads(json.dumps(answer.model_dump(mode="json")))):
+            entries = {entry["from"]: entry for entry in dumped[0]["fieldmap"]}
+            assert "to" in entries["active"] and entries["active"]["to"] is None
+            assert entries["active"]["transformations"][0]["type"] == "INDIRECT" and entries["a"]["to"] == "c"
+
+
+def _bfs_levels(edges: list[tuple[str, str]], start: str, direction: str) -> dict[tuple[str, str], int]:
+    """Each (source, destination) pair reachable from `start` with its lowest level: one more
+    than the shortest distance from `start` to the pair's near end (its destination backward,
+    its source forward)."""
+    step = {}
+    for source, destination in edges:
+        near, far = (destination, source) if direction == "backward" else (source, destination)
+        step.setdefault(near, []).append(far)
+    distance, queue = {start: 0}, [start]
+    for here in queue:
+        for there in step.get(here, []):
+            if there not in distance:
+                distance[there] = distance[here] + 1
+                queue.append(there)
+    return {(s, d): distance[d if direction == "backward" else s] + 1 for s, d in edges
+            if (d if direction == "backward" else s) in distance}
+
+
+@pytest.mark.parametrize("shape, edges, starts", [
+    ("cycle", [("X", "Y"), ("Y", "X")], ["X", "Y"]),
+    # a diamond A -> B, C -> D with a shortcut A -> D and a source Z of A: backward from D, A is
+    # reached at level 1 (the shortcut) and again at level 2 (through B and C), so Z -> A is level 2
+    ("diamond", [("A", "B"), ("A", "C"), ("B", "D"), ("C", "D"), ("A", "D"), ("Z", "A")], ["D", "Z", "A"]),
+])
+def test_cycles_end_and_each_mapping_appears_once_at_its_breadth_first_level(tmp_path, shape, edges, starts):
+    at = _when("2024-06-01T06:00:00Z")
+    runs = [(f"{s}{d}", f"job_{s}{d}", at + dt.timedelta(minutes=i), [d]) for i, (s, d) in enumerate(edges)]
+    root = _history(tmp_path / "wh", runs, [(f"{s}{d}", d, "f", s, "f") for s, d in edges])
+    with LineageQuery(root) as query:
+        for start in starts:
+            for direction in ("backward", "forward"):
+                answer = _pairs_with_levels(query.field_mappings(NS, start, direction=direction, levels=10))
+                pairs = [(s, d) for s, d, _level in answer]
+                assert len(pairs) == len(set(pairs)), (shape, start, direction, answer)
+                assert {(s, d): level for s, d, level in answer} == _bfs_levels(edges, start, direction), (shape, start, direction)
+                assert [level for _s, _d, level in answer] == sorted(level for _s, _d, level in answer)
+
+
+def test_window_bounds_in_every_accepted_form_select_the_same_runs(tmp_path):
+    """`start`/`end` as ISO with offsets (+02:00, -05:00), naive ISO (UTC), epoch seconds as
+    numbers or text, fractional epoch seconds: the same instants select the same runs (by end
+    time, `[start, end)`); a fractional end 0.5 s after a run's end includes that run, an end
+    exactly at it does not."""
+    start, end = _when("2024-06-01T00:00:00Z"), _when("2024-06-02T00:00:00Z")
+    ends = {"Early": start, "Span": _when("2024-06-01T01:00:00Z"), "Almost": end - dt.timedelta(microseconds=1),
+            "Late": end, "Half": end + dt.timedelta(seconds=0.5)}
+    root = _history(tmp_path / "wh", [(f"r_{src}", f"j_{src}", at, ["B"]) for src, at in ends.items()],
+                    [(f"r_{src}", "B", "v", src, "x") for src in ends])
+
+    def sources(low, high) -> set[str]:
+        return {m.source.name for m in query.field_mappings(NS, "B", low, high).root}
+
+    def inside(low: dt.datetime, high: dt.datetime) -> set[str]:
+        return {src for src, at in ends.items() if low <= at < high}
+
+    first, last = int(start.timestamp()), int(end.timestamp())
+    with LineageQuery(root) as query:
+        day = sources("2024-06-01T00:00:00Z", "2024-06-02T00:00:00Z")
+        assert day == inside(start, end) and "Late" not in day
+        for low, high in [
+            ("2024-06-01T02:00:00+02:00", "2024-06-02T02:00:00+02:00"),
+            ("2024-05-31T19:00:00-05:00", "2024-06-01T19:00:00-05:00"),
+            ("2024-06-01T00:00:00", "2024-06-02T00:00:00"),  # naive: UTC
+            ("2024-05-31T19:00:00-05:00", "2024-06-02T00:00:00"),
+            (first, last), (str(first), str(last)), (f"{first}.0", f"{last}.000"),
+        ]:
+            assert sources(low, high) == day, (low, high)
+        assert sources(str(last), f"{last}.5") == inside(end, ends["Half"]) == {"Late"}  # Half ends exactly at the end: out
+        assert sources(first, f"{last}.5") == inside(start, ends["Half"])
+        assert sources(first, last + 0.000001) == inside(start, end + dt.timedelta(microseconds=1))
+        assert sources(f"{last}.5", last + 1) == {"Half"}  # at the start: in
+        assert "Late" in sources(first, f"{last}.5") and "Late" not in sources(first, str(last))

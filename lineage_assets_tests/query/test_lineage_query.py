@@ -611,3 +611,22 @@ def test_a_date_alone_means_the_end_of_that_day_as_a_date_object_and_as_text(tmp
         for day in (dt.date(2024, 5, 30), "2024-05-30"):  # before the first version, either way
             with pytest.raises(NodeNotFound, match="23:59:59.999999"):
                 query.column_lineage(field, lineage_at=day)
+
+
+def test_lineage_at_a_versions_created_at_is_inclusive_and_a_later_fail_write_is_not_the_answer(tmp_path):
+    """The version current at a time is the latest written by a COMPLETE run at or before it
+    (README): exactly at r1's created_at it is r1's, a microsecond before r0's; after r3, which
+    FAILed, it is still r2's, also exactly at r3's time."""
+    field = "datasetField:pg://h:5432:O:x"
+    by_version = {}
+    with LineageQuery(_versions_over_time(str(tmp_path / "wh"), WRITES)) as query:
+        for run, _state, _at in WRITES:
+            by_version[run] = query.column_lineage(field, dataset_version=f"O@{run}").model_dump()
+        assert len({json.dumps(answer, sort_keys=True) for answer in by_version.values()}) == len(WRITES)
+        at = {run: dt.datetime.fromisoformat(when.replace("Z", "+00:00")) for run, _state, when in WRITES}
+        asks = [
+            (at["r1"], "r1"), (at["r1"].isoformat(), "r1"), (at["r1"] - dt.timedelta(microseconds=1), "r0"),
+            (at["r3"], "r2"), (at["r3"] + dt.timedelta(days=1), "r2"), ("9999-12-31T00:00:00Z", "r2"),
+        ]
+        for when, run in asks:
+            assert query.column_lineage(field, lineage_at=when).model_dump() == by_version[run], (when, run)
