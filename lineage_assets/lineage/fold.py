@@ -410,8 +410,10 @@ def fold_range(
         ds_key,
     ).withColumnRenamed("version_id", "by_time")
     sv_key = [*ds_key, "storage_version"]
+    # every version with a DatasetVersion facet: a run's output (any state) or a DatasetEvent's
+    with_storage_version = dataset_versions.filter("storage_version is not null")
     sv_versions = prev.storage_versions.select(*sv_key, F.lit(prev.day).cast("date").alias("day"), "created_at", "version_id").unionByName(
-        run_versions.filter("storage_version is not null").select(*sv_key, F.col("created_date").alias("day"), "created_at", "version_id")
+        with_storage_version.select(*sv_key, F.col("created_date").alias("day"), "created_at", "version_id")
     )
     sv_reads = reads.filter("wanted_storage_version is not null").select(
         *ds_key, F.col("wanted_storage_version").alias("storage_version"), F.col("end_date").alias("day"), F.col("run_id").alias("reader")
@@ -480,7 +482,7 @@ def fold_range(
     ).drop("_day")
     sv_state = _intervals(
         prev.storage_versions.drop("valid_to").unionByName(
-            run_versions.filter("storage_version is not null").select(
+            with_storage_version.select(
                 *ds_key, "version_id", "created_at", "storage_version", F.col("run_id").alias("writer_run_id"),
                 F.lit(None).cast("date").alias("valid_from"),
             )

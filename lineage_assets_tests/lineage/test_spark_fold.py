@@ -39,6 +39,12 @@ DATASET_EVENT = {
 }
 
 
+DATASET_EVENT_V = {  # a DatasetEvent with a DatasetVersion facet
+    "eventTime": t(D1, "08:30"), "producer": "p",
+    "dataset": {"namespace": "ds", "name": "declared_v", "facets": {"version": {"_producer": "p", "_schemaURL": "s", "datasetVersion": "d1"}}},
+}
+
+
 def stream() -> list[dict]:
     ev = []
     # 1. three writes, two reads: the reads see writes 1 and 3
@@ -60,6 +66,13 @@ def stream() -> list[dict]:
     ev += [run_event(t(D1, "01:00"), "COMPLETE", "sv42", "w5", [], [ds("versioned", **v("42"))])]
     ev += [run_event(t(D1, "02:00"), "COMPLETE", "sv43", "w5", [], [ds("versioned", **v("43"))])]
     ev += [run_event(t(D1, "03:00"), "START", "r5", "r5job", [ds("versioned", **v("42"))]), run_event(t(D1, "03:01"), "COMPLETE", "r5", "r5job", [ds("versioned", **v("42"))])]
+    # 4b. the latest of two writes with one storage version; a storage version nothing wrote; a DatasetEvent's
+    ev += [run_event(t(D1, "01:00"), "COMPLETE", "sv7a", "w7", [], [ds("twice_7", **v("7"))]),
+           run_event(t(D1, "02:00"), "COMPLETE", "sv7b", "w7", [], [ds("twice_7", **v("7"))]),
+           run_event(t(D1, "02:30"), "COMPLETE", "sv8", "w7", [], [ds("twice_7", **v("8"))])]
+    ev += [run_event(t(D1, "03:00"), "COMPLETE", "r7", "r7job", [ds("twice_7", **v("7")), ds("unwritten", **v("9"))])]
+    ev += [DATASET_EVENT_V]
+    ev += [run_event(t(D1, "09:00"), "COMPLETE", "r8", "r8job", [ds("declared_v", **v("d1"))])]
     # 5. never written: a source version
     ev += [run_event(t(D1, "04:00"), "COMPLETE", "r6", "r6job", ["nowhere"])]
     # 6. an event naming another job for an existing runId
@@ -124,6 +137,21 @@ def test_the_dataset_version_facet_resolves_to_that_storage_version(folded):
     assert _inputs(folded, "r5") == {("versioned", version_of("versioned", "sv42"))}
     stored = {v["version_id"]: v["storage_version"] for v in folded.dataset_versions if v["name"] == "versioned"}
     assert stored == {version_of("versioned", "sv42"): "42", version_of("versioned", "sv43"): "43"}
+
+
+def test_a_storage_version_resolves_to_the_latest_version_with_it(folded):
+    """DESIGN.md section 4: "the version whose storage_version equals the input's DatasetVersion
+    facet, if there is one (the latest such)"; else, with no such version and nothing written
+    before, the source version of that storage version; a DatasetEvent's version is such a
+    version too (before, only runs' outputs were matched, and the reader got a source version)."""
+    assert _inputs(folded, "r7") == {
+        ("twice_7", version_of("twice_7", "sv7b")),
+        ("unwritten", content_uuid({"dataset": ["ds", "unwritten"], "source": "9"})),
+    }
+    declared = content_uuid({"dataset": ["ds", "declared_v"], "event_id": event_id(DATASET_EVENT_V)})
+    assert _inputs(folded, "r8") == {("declared_v", declared)}
+    stored = {(r.name, r.storage_version): r.version_id for r in folded.state.storage_versions.collect()}
+    assert stored[("declared_v", "d1")] == declared and stored[("twice_7", "7")] == version_of("twice_7", "sv7b")
 
 
 def test_an_input_never_written_resolves_to_a_source_version(folded):
