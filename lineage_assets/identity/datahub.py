@@ -541,10 +541,29 @@ def normalise_path(path: str) -> str:
 def resolve_field(paths: Iterable[FieldPath], path: str) -> str | None:
     """The facet name of the field a DataHub path (v1 or v2) names in a schema, None if none.
     A v2 path names its own field; a v1 path, or a v2 path the schema does not hold, names the
-    first field with that v1 form (v1 cannot tell apart union members with the same name)."""
+    field with that v1 form. v1 cannot tell apart members of a union that have a field of one
+    name (`u._0.f` and `u._1.f` are both `u.f`): such a path is a ValueError naming their v2
+    paths, not the first of them (the two forms of one path must name one field)."""
     paths = list(paths)
     for p in paths:
         if p.v2 == path:
             return p.ol_name
     v1 = normalise_path(path)
-    return next((p.ol_name for p in paths if p.v1 == v1), None)
+    named: dict[str, FieldPath] = {}
+    for p in paths:
+        if p.v1 == v1:
+            named.setdefault(p.ol_name, p)
+    if len(named) > 1:
+        raise ValueError(
+            f"field path {path!r} names {len(named)} fields (union members with one name): give its v2 path, "
+            f"one of {[p.v2 for p in named.values()]}"
+        )
+    return next(iter(named), None)
+
+
+def shared_v1_paths(paths: Iterable[FieldPath]) -> set[str]:
+    """The v1 paths that name more than one field of a schema (`resolve_field`)."""
+    fields: dict[str, set[str]] = {}
+    for p in paths:
+        fields.setdefault(p.v1, set()).add(p.ol_name)
+    return {v1 for v1, names in fields.items() if len(names) > 1}

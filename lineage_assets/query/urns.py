@@ -29,6 +29,7 @@ from lineage_assets.identity.datahub import (
     normalise_path,
     parse_urn,
     resolve_field,
+    shared_v1_paths,
 )
 from lineage_assets.identity.partitions import DEFAULT_RULES, PartitionRule, fold_name
 from lineage_assets.query.datahub_models import FineGrainedLineage, Upstream, UpstreamLineage
@@ -215,23 +216,30 @@ def upstream_lineage(
 
 def field_urn_function(resolver: UrnResolver, con: duckdb.DuckDBPyConnection, path_version: str) -> Callable[[str, str, str], str | None]:
     """(namespace, name, field) -> field URN, its path in `path_version` form ('v1' or 'v2';
-    a v2 path comes from the dataset's current schema, v1 when the schema lacks the field), or
+    a v2 path comes from the dataset's current schema, v1 when the schema lacks the field; a v1
+    path two fields of the schema share, union members with one name, is given as v2), or
     None for a structural entry of the schema that DataHub has no field for (an array's
     `_element` record, a map's `key`/`value` holder: a stored path other paths continue)."""
     if path_version not in ("v1", "v2"):
         raise ValueError(f"path_version must be 'v1' or 'v2', not {path_version!r}")
     cache: dict[tuple[str, str], dict[str, FieldPath]] = {}
 
+    shared: dict[tuple[str, str], set[str]] = {}
+
     def make(namespace: str, name: str, field: str) -> str | None:
         by_name = cache.get((namespace, name))
         if by_name is None:
             by_name = cache[(namespace, name)] = {}
-            for p in resolver.paths(con, namespace, name):
+            paths = resolver.paths(con, namespace, name)
+            for p in paths:
                 by_name.setdefault(p.ol_name, p)
+            shared[(namespace, name)] = shared_v1_paths(paths)
         known = by_name.get(field)
         if known is None and any(other.startswith(field + ".") for other in by_name):
             return None  # a structural entry of the schema (an array's `_element`): no DataHub field
-        path = field if known is None else (known.v2 if path_version == "v2" else known.v1)
+        # a v1 path that two union members share would lead back to either: such a field keeps its v2 path
+        v1 = path_version == "v1" and (known is None or known.v1 not in shared[(namespace, name)])
+        path = field if known is None else (known.v1 if v1 else known.v2)
         return field_urn(namespace, name, path, resolver.config)
 
     return make

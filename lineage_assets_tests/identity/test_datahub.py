@@ -35,6 +35,7 @@ from lineage_assets.identity.datahub import (
     parse_urn,
     platform_of,
     resolve_field,
+    shared_v1_paths,
 )
 from lineage_assets.query.datahub_models import FineGrainedLineage, Upstream, UpstreamLineage
 
@@ -410,6 +411,22 @@ def test_a_nested_openlineage_schema_facet_gives_both_forms():
     assert resolve_field(paths, "address.zip") == "address.zip"
     assert resolve_field(paths, "[version=2.0].[type=other].[type=string].address.zip") == "address.zip"
     assert resolve_field(paths, "address.city") is None
+
+
+def test_a_v1_path_two_union_members_share_is_a_value_error_naming_their_v2_paths():
+    """`a._0.f` and `a._1.f` are both `a.f` in v1: the v1 path names no field rather than the
+    first (before: it named `a._0.f`, so the v1 URN of `a._1.f` led back to another field); each
+    v2 path names its own, and `shared_v1_paths` says which v1 paths a schema cannot use."""
+    fields, options, _ = SPEC_CASES["union"]
+    paths = field_paths(fields, **options)
+    union = "[version=2.0].[key=True].[type=ABFooUnion].[type=union]"
+    with pytest.raises(ValueError, match="names 2 fields") as raised:
+        resolve_field(paths, "a.f")
+    assert f"{union}.[type=A].a.[type=string].f" in str(raised.value) and f"{union}.[type=B].a.[type=string].f" in str(raised.value)
+    assert resolve_field(paths, f"{union}.[type=B].a.[type=string].f") == "a._1.f"
+    assert resolve_field(paths, "a") == "a"  # three paths of one field: not ambiguous
+    assert shared_v1_paths(paths) == {"a.f"}
+    assert shared_v1_paths(field_paths(SPEC_CASES["array"][0], **SPEC_CASES["array"][1])) == set()
 
 
 def test_type_strings_give_the_same_paths_as_nested_fields():

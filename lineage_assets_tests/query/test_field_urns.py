@@ -127,3 +127,25 @@ def test_fine_grained_lineage_names_only_datahub_fields(tmp_path):
         for version, expected in (("v1", ["items", "items.sku"]), ("v2", ["[version=2.0].[type=struct].[type=array].[type=struct].items", V2_SKU])):
             aspect = query.fine_grained_lineage(NS, "O", path_version=version)
             assert sorted({parse_urn(d).path for f in aspect.fineGrainedLineages for d in f.downstreams}) == expected, version
+
+
+def test_a_union_members_field_keeps_its_v2_path_where_v1_names_two_fields(tmp_path):
+    """O.x comes from S's union member `u._1.f`; `u._0.f` has the v1 path `u.f` too. The v1
+    aspect names the member by its v2 path (before: `u.f`, whose URN led to `u._0.f`), and that
+    URN leads back to `u._1.f`; the v1 URN `u.f` is a ValueError naming both v2 paths."""
+    union = [("u", "union"), ("u._0", "A"), ("u._0.f", "string"), ("u._1", "B"), ("u._1.f", "string")]
+    root = _warehouse(
+        str(tmp_path / "wh"),
+        current_fields=[("O", "x", "string"), *[("S", p, k) for p, k in union]],
+        current_edges=[_current_edge("r", "O", "x", "S", "u._1.f", T1)],
+    )
+    member = "[version=2.0].[type=struct].[type=union].[type=B].u.[type=string].f"
+    with LineageQuery(root) as query:
+        aspect = query.fine_grained_lineage(NS, "O", path_version="v1")
+        [upstream] = [u for f in aspect.fineGrainedLineages for u in f.upstreams]
+        assert parse_urn(upstream).path == member
+        assert [parse_urn(d).path for f in aspect.fineGrainedLineages for d in f.downstreams] == ["x"]  # not shared: v1
+        downstream = query.column_lineage(upstream, with_downstream=True)
+        assert f"datasetField:{NS}:S:u._1.f" in {n.id for n in downstream.graph}
+        with pytest.raises(ValueError, match="names 2 fields"):
+            query.column_lineage(field_urn(NS, "S", "u.f"))
