@@ -131,3 +131,21 @@ def test_structured_parameters_name_a_node_whose_id_is_ambiguous(tmp_path):
             assert _get(base, f"/api/v1/{route}", namespace=pg, name=field[0], field=field[1]).json() == jsonable(
                 asked(namespace=pg, name=field[0], field=field[1]))
         assert _get(base, "/api/v1/column-history", namespace=pg, name="out2").status_code == 400  # a dataset: the traces take a field
+
+
+def test_the_api_key_guards_the_writing_routes_and_not_the_reads(tmp_path):
+    """README (HTTP endpoint): with a key, a POST without it is 401 and stores nothing; the read
+    routes answer without it (the HTML view opens in a browser, which sends no bearer header)."""
+    warehouse = str(tmp_path / "wh")
+    platform.build_platform(warehouse, jobs=40, days=1, seed=3)
+    job = next(j for j in platform.platform_jobs(40, seed=3) if j.edges)
+    drops = tmp_path / "drops"
+    event = {"eventTime": "2026-01-01T00:00:00Z", "eventType": "COMPLETE", "producer": "p",
+             "run": {"runId": "3f1b1f4e-9a3c-4a8e-8f6e-2d7c9b1a0e55"}, "job": {"namespace": "ns", "name": "j"}}
+    with serving(str(drops), warehouse=warehouse, api_key="s3cret") as (base, _app):
+        assert requests.post(base + "/api/v1/lineage", json=event, timeout=30).status_code == 401
+        assert not list((drops / "http").glob("*.ndjson"))
+        read = _get(base, "/api/v1/lineage", nodeId=f"job:{NS}:{job.name}", depth=1)
+        assert read.status_code == 200 and read.json()["graph"]
+        stored = requests.post(base + "/api/v1/lineage", json=event, headers={"Authorization": "Bearer s3cret"}, timeout=30)
+        assert stored.status_code in (200, 201) and len(list((drops / "http").glob("*.ndjson"))) == 1
