@@ -5,7 +5,8 @@ that has one, and each of its outputs:
 
 - `field_operations` rows: each (step, column, label) of the recipe's lineage, with the
   directive, the columns it read, and the references only the data could settle (rows with a
-  null label and the reason in `note`);
+  null label and the reason in `note`; a rename whose old name only the data knows, such as a
+  `set-headers` position among columns the data names, is such a row with its `new_name`);
 - a column-lineage facet derived from the recipe, used where the producer sent no
   `columnLineage` for that output: DIRECT/IDENTITY for renames and copies, DIRECT/TRANSFORMATION
   for modifications (with `masking` for hash and mask-number), and the filters' columns as
@@ -100,7 +101,8 @@ def recipe_answer(recipe: str, inputs: Sequence[dict[str, Any]], output_fields: 
     for note in lineage.unresolved:
         step = steps.get(note.step) if note.step is not None else None
         operations.append({**_note(note.line, note.directive, note.column, note.reason),
-                           "step": note.step, "directive_name": step.name if step else None})
+                           "step": note.step, "directive_name": step.name if step else None,
+                           "new_name": note.new_name})
     # rows are unique: the walk labels a column once a step and records a note once
     return {"operations": sorted(operations, key=_operation_order), "cll": column_lineage_facet(lineage, owners)}
 

@@ -70,15 +70,36 @@ def load_ops(con: duckdb.DuckDBPyConnection, keys: set[Key]) -> dict[Key, list[O
 
 
 def _steps_down(ops: list[OpRow], before: int | None) -> list[list[OpRow]]:
-    """Labelled rows grouped by step, steps before `before` (all when None), latest first. A
-    step is read as a whole against the column's name before it (`swap` renames both ways)."""
-    labelled = sorted((o for o in ops if o.label and o.step is not None and (before is None or o.step < before)),
-                      key=lambda o: -o.step)
+    """Labelled rows (and the notes of renames only the data settles) grouped by step, steps
+    before `before` (all when None), latest first. A step is read as a whole against the
+    column's name before it (`swap` renames both ways)."""
+    labelled = sorted((o for o in ops if (o.label or _data_rename(o)) and o.step is not None
+                       and (before is None or o.step < before)), key=lambda o: -o.step)
     return [list(rows) for _, rows in groupby(labelled, key=lambda o: o.step)]
+
+
+def _data_rename(op: OpRow) -> bool:
+    """A note of a rename whose old name only the data knows (a set-headers position among
+    columns the data names): no Rename row names it, the note carries the name it gives."""
+    return op.label is None and op.new_name is not None
 
 
 def _rename_to(rows: list[OpRow], name: str) -> OpRow | None:
     return next((o for o in rows if o.label == "Rename" and o.new_name == name), None)
+
+
+def _renamed_by_data(rows: list[OpRow], name: str) -> OpRow | None:
+    """The note of a rename to `name` whose old name only the data knows; or, from rows written
+    before such renames were notes, a Rename row with an "all columns" form."""
+    return next((o for o in rows if (_data_rename(o) or (o.label == "Rename" and o.all_columns))
+                 and o.new_name == name), None)
+
+
+def _as_data_rename(note: OpRow, column: str) -> Directive:
+    """The step that gave a column its name from a position only the data knows, as a Rename
+    to that name (its old name is the note's to tell)."""
+    return Directive(step=note.step, line=note.line, directive=note.directive, name=note.name, label="Rename",
+                     column=column, reads=[], newName=note.new_name)
 
 
 def renamed_back(ops: list[OpRow], field: str) -> tuple[list[Directive], list[str]]:
@@ -89,12 +110,14 @@ def renamed_back(ops: list[OpRow], field: str) -> tuple[list[Directive], list[st
     name = field
     notes = {o.note for o in ops if o.label is None and o.field == field and o.note}
     for rows in _steps_down(ops, None):
+        by_data = _renamed_by_data(rows, name)
+        if by_data is not None:  # named by position only: its earlier name is the data's
+            touched.append(_as_data_rename(by_data, name))
+            notes |= {o.note for o in ops if o.label is None and o.step == by_data.step and o.field == name and o.note}
+            break
         rename = _rename_to(rows, name)
         if rename is not None:
             touched.append(rename.as_directive(name))
-            if rename.all_columns:  # named by position only: its earlier name is the data's
-                notes |= {o.note for o in ops if o.label is None and o.step == rename.step and o.field == name and o.note}
-                break
             name = rename.field
             continue
         mine = [o for o in rows if o.field == name and o.label in ("Modify", "Read", "Drop", "Add")]
@@ -113,10 +136,10 @@ def paths_to_inputs(ops: list[OpRow], field: str) -> dict[str, list[Directive]]:
             return
         seen = seen | {(name, before)}
         for rows in _steps_down(ops, before):
+            if _renamed_by_data(rows, name) is not None:
+                return  # a position only the data knows: the edge's input says where it came from
             rename = _rename_to(rows, name)
             if rename is not None:
-                if rename.all_columns:
-                    return  # a position only the data knows: the edge's input says where it came from
                 trail, name = (*trail, rename.as_directive(name)), rename.field
                 continue
             made = next((o for o in rows if o.field == name and o.label in ("Modify", "Add")), None)

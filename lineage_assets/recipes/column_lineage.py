@@ -63,6 +63,7 @@ class Unresolved:
     directive: str | None
     column: str
     reason: str
+    new_name: str | None = None  # the name a rename gives a column only the data can say (set-headers by position)
 
 
 @dataclass(frozen=True)
@@ -293,10 +294,10 @@ class SchemaWalk:
             self.touch(step, family.form, READ, pattern=True)
         return origins, self.names(), tuple(f.source for f in families)
 
-    def note(self, step: Step | None, column: str, reason: str) -> None:
+    def note(self, step: Step | None, column: str, reason: str, new_name: str | None = None) -> None:
         """Record what only the data settles (once: a column named twice in a step is one note)."""
         note = Unresolved(step.number if step else None, step.line if step else None,
-                          step.text if step else None, column, reason)
+                          step.text if step else None, column, reason, new_name)
         if note not in self.unresolved:
             self.unresolved.append(note)
 
@@ -631,7 +632,7 @@ class SchemaWalk:
                       f"set-headers names position {position + offset + 1}, which falls among "
                       f"columns only the data names: {forms}"
                       + (f" and the columns {taken} among them" if taken else "")
-                      + "; which column it renames is known only from the data")
+                      + "; which column it renames is known only from the data", new_name=name)
             self.touch(step, name, RENAME, new_name=name, pattern=True)
             made.append(Slot(origin))
         for s in slots:

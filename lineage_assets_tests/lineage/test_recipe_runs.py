@@ -97,6 +97,19 @@ def test_what_only_the_data_settles_is_a_note_not_an_edge():
     assert set(by_field(answer["cll"])) == {"A", "B"}
 
 
+def test_a_rename_only_the_data_settles_is_a_note_row_with_its_new_name():
+    """set-headers over columns a CSV header names: which column becomes A is the data's, so
+    the row is a note (label null) that keeps the name it gives in `new_name`."""
+    recipe = "parse-as-csv :body ',' true\ndrop :body\nset-headers A,B"
+    answer = recipe_answer(recipe, [{"namespace": "s3://b", "name": "raw", "text": text("body")}],
+                           text("A", "B"))
+    notes = [o for o in answer["operations"] if o["step"] == 3 and o["label"] is None]
+    assert sorted((o["field"], o["new_name"]) for o in notes) == [("A", "A"), ("B", "B")]
+    assert all("position" in o["note"] for o in notes)
+    # the other notes are references, not renames: no new name
+    assert all(o["new_name"] is None for o in answer["operations"] if o["label"] is None and o["step"] != 3)
+
+
 def test_a_recipe_that_cannot_be_read_is_a_note_naming_the_line():
     answer = recipe_answer("rename :a :b\nexplode-everything :a", [
         {"namespace": "n", "name": "t", "text": text("a")}], None)

@@ -156,9 +156,25 @@ def test_a_set_column_that_writes_over_a_column_ends_its_history():
 
 
 def test_a_position_only_the_data_knows_stops_with_its_note():
+    # rows written before such renames were notes: a Rename row with an "all columns" form
     ops = [_op(1, "A", "Rename", (), "A", all_columns=True), _op(1, "A", None, note="set-headers names position 1")]
     directives, notes = renamed_back(ops, "A")
     assert _steps(directives) == [(1, "Rename", "A")] and notes == ["set-headers names position 1"]
+
+
+def test_a_rename_only_the_data_settles_is_a_note_that_stops_the_walk_back():
+    """A set-headers position among columns the data names is a note carrying the new name (no
+    Rename row: its old name is unknown). The walk back stops there: the column called A before
+    step 2 (modified at step 1) is another column, not the one set-headers named A."""
+    note = "set-headers names position 1, which falls among columns only the data names"
+    ops = [_op(1, "A", "Modify", ("A",)), _op(2, "A", None, new_name="A", note=note)]
+    directives, notes = renamed_back(ops, "A")
+    assert _steps(directives) == [(2, "Rename", "A")] and notes == [note]
+    assert directives[0].newName == "A" and directives[0].directive == "d2"
+    assert paths_to_inputs(ops, "A") == {}
+    # a note without a new name (a reference, not a rename) does not stop it
+    ops = [_op(1, "A", "Modify", ("A",)), _op(2, "A", None, note="`A` may have been renamed by this set-headers")]
+    assert _steps(renamed_back(ops, "A")[0]) == [(1, "Modify", "A")]
 
 
 def test_read_routes_answer_what_the_helper_answers(recipe_query, recipe_warehouse, tmp_path):
