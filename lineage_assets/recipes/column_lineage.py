@@ -47,11 +47,11 @@ class Operation:
     line: int
     directive: str  # the directive's text
     name: str  # the directive's name
-    column: str  # a column name, or an "all columns ..." form not bound to names
+    column: str  # a column name; for a Read or an Add only, an "all columns ..." form only the data binds
     label: str  # Read | Drop | Add | Rename | Modify
-    reads: tuple[str, ...] = ()  # for Add/Modify: the columns read; for Rename: (old,)
+    reads: tuple[str, ...] = ()  # for Add/Modify: the columns read (by name); for Rename: (old,)
     new_name: str | None = None  # for Rename: the name after
-    pattern: bool = False  # `column` is an "all columns ..." form
+    pattern: bool = False  # `column` is an "all columns ..." form (never for a Rename or a Drop)
 
 
 @dataclass(frozen=True)
@@ -202,9 +202,22 @@ class Family:
     prefix: str
     groups: int = 0
     renames: list[tuple[Step, Callable[[str], str], bool]] = field(default_factory=list)
-    taken: set[str] = field(default_factory=set)  # members taken out (names before renames)
-    by_position: bool = False  # a set-headers named some of its members by position only
+    # members taken out (names before renames) -> the step that took each (None: the output schema)
+    taken: dict[str, int | None] = field(default_factory=dict)
     minus: tuple[str, ...] = ()  # for a family the data names: the columns before it (DESIGN's "all columns minus ...")
+    # what keeps its members from being named even with the output schema: (until, why): its
+    # members at the steps before `until` (at every step when None) only the data names
+    doubts: list[tuple[int | None, str]] = field(default_factory=list)
+    dropped_at: Step | None = None  # a keep dropped the members it did not name
+    replaced_by: "Family | None" = None  # the same directive made the same columns again
+
+    def name_at(self, original: str, step: int) -> str:
+        """A member's name when step `step` runs: after the bulk renames before it."""
+        for rename_step, rename, _idem in self.renames:
+            if rename_step.number >= step:
+                break
+            original = rename(original)
+        return original
 
     @property
     def form(self) -> str:
@@ -263,8 +276,13 @@ class SchemaWalk:
         self.entries: list[Entry] = [Slot(o) for o in self.inputs]
         self.operations: list[Operation] = []
         self.unresolved: list[Unresolved] = []
+        self._noted: set[Unresolved] = set()
         self.filters: list[tuple[Step, tuple[Origin, ...]]] = []
         self.families: list[Family] = []
+        # "all columns" forms a step touched, bound at the end (`settle`): (label, step, family,
+        # the column a step reading every column writes)
+        self.pending: list[tuple[str, Step, Family, str | None]] = []
+        self._rests: dict[int, tuple[list[str] | None, str]] = {}  # `_rest` of each family, by id (they live as long as the walk)
 
     # -- records
 
@@ -298,7 +316,8 @@ class SchemaWalk:
         """Record what only the data settles (once: a column named twice in a step is one note)."""
         note = Unresolved(step.number if step else None, step.line if step else None,
                           step.text if step else None, column, reason, new_name)
-        if note not in self.unresolved:
+        if note not in self._noted:
+            self._noted.add(note)
             self.unresolved.append(note)
 
     # -- lookups
@@ -342,13 +361,16 @@ class SchemaWalk:
                               for f, _ in candidates)
             self.note(step, name, f"`{name}` is not a known column; more than one directive "
                                   f"may make it from the data: {forms}")
+            for f, _ in candidates:
+                f.doubts.append((step.number if step else None,
+                                 f"{_where(name, step)} may be one of them or another directive's"))
             latest = candidates[-1][0].step
             slot = Slot(Origin(name, latest, "parse", (), TRANSFORMATION,
                                possible=tuple(self._member(f, name, None) for f, _ in candidates)))
             self.entries.append(slot)
             return slot
         family, original = candidates[0]
-        return self._take(family, name, original)
+        return self._take(family, name, original, step)
 
     def _member(self, family: Family, name: str, original: Any) -> Origin:
         """The state chain of a member: made by the family's directive, then its bulk renames."""
@@ -363,14 +385,17 @@ class SchemaWalk:
                 current = renamed
         return origin
 
-    def _take(self, family: Family, name: str, original: Any) -> Slot:
+    def _take(self, family: Family, name: str, original: Any, step: Step | None) -> Slot:
+        """Take a member out of a family at `step` (None: bound by the output schema)."""
         if original is _UNKNOWN:
             self.note(family.step, name,
                       f"`{name}` is taken to be one of the columns {family.step.name} (step "
                       f"{family.step.number}) made from the data; its name before the bulk "
                       f"renames after it is known only from the data")
+            family.doubts.append((step.number if step else None,
+                                  f"{_where(name, step)} is one of them under an earlier name only the data knows"))
         else:
-            family.taken.add(original)
+            family.taken[original] = step.number if step else None
         bound = name if original is _UNKNOWN else original
         self.touch(family.step, bound, ADD, (family.source.name,))
         if original is not _UNKNOWN:
@@ -411,6 +436,8 @@ class SchemaWalk:
             self.note(step, new, f"rename replaces the existing column `{new}`")
             self.touch(step, new, DROP)
             del self.entries[clash]
+        else:
+            self._shadow(step, new)
         self.touch(step, old, RENAME, (old,), new_name=new)
         slot.origin = Origin(new, step, "rename", (slot.origin,))
 
@@ -434,7 +461,8 @@ class SchemaWalk:
             if isinstance(entry, Slot) and entry not in kept:
                 self.touch(step, entry.name, DROP)
             elif isinstance(entry, Family):
-                self.touch(step, entry.form, DROP, pattern=True)
+                # no Drop row: a Drop names every column it drops, and only the data names these
+                entry.dropped_at = step
                 self.note(step, entry.form,
                           f"keep drops the other columns {entry.step.name} (step "
                           f"{entry.step.number}) made from the data; only the data names them")
@@ -471,6 +499,7 @@ class SchemaWalk:
         # the same values either way (the written one), so the family is left as it is.
         index = self._slot_index(made.name)
         if index is None:
+            self._shadow(step, made.name)
             self.touch(step, made.name, ADD, reads)
             self.entries.append(Slot(made))
         else:
@@ -478,6 +507,14 @@ class SchemaWalk:
             action = "modify" if made.action == "add" else made.action
             self.entries[index] = Slot(Origin(made.name, step, action, made.sources,
                                               made.subtype, made.masking, made.possible))
+
+    def _shadow(self, step: Step, name: str) -> None:
+        """A column written under a name a family may also make from the data: whether that
+        member existed (and is now written over) only the data knows."""
+        for family in self.entries:
+            if isinstance(family, Family) and family.admits(name) is not None:
+                # the step's own reads of every column come before its write: they too
+                family.doubts.append((step.number + 1, f"{_where(name, step)} may also be one of them, written over"))
 
     def swap(self, step: Step, first: str, second: str) -> None:
         a, b = self.find(first, step), self.find(second, step)
@@ -505,6 +542,7 @@ class SchemaWalk:
             return
         family = Family(step, origin, kind, prefix, groups, minus=tuple(self.names()) if kind == "any" else ())
         self.touch(step, family.form, ADD, (column,), pattern=True)
+        self.pending.append((ADD, step, family, None))
         # the same directive on the same, unchanged column makes the same columns again
         same = [f for f in self.entries if isinstance(f, Family) and f.kind == kind
                 and f.prefix == prefix and f.groups == groups and f.source is origin
@@ -517,7 +555,7 @@ class SchemaWalk:
             if any(original in f.taken and slot.name == original
                    and _descends_from(slot.origin, f) for f in same):
                 self.entries.remove(slot)
-                family.taken.add(original)
+                family.taken[original] = step.number
                 self.touch(step, original, ADD, (column,))
                 retaken.append(Slot(self._member(family, original, original)))
                 continue
@@ -526,6 +564,8 @@ class SchemaWalk:
                                        "the data makes a column of that name")
             slot.origin = Origin(slot.name, step, "parse", (), TRANSFORMATION, possible=(
                 slot.origin, self._member(family, slot.name, original)), choice=True)
+        for f in same:
+            f.replaced_by = family
         self.entries = [e for e in self.entries if not any(e is f for f in same)]
         self.entries.append(family)
         self.entries.extend(retaken)
@@ -543,8 +583,9 @@ class SchemaWalk:
         after: dict[str, str] = {}
         for entry in self.entries:
             if isinstance(entry, Family):
+                # its members' Rename rows are written once they are known (`settle`)
                 entry.renames.append((step, rename, idempotent))
-                self.touch(step, entry.form, RENAME, pattern=True)
+                self.pending.append((RENAME, step, entry, None))
                 continue
             new = rename(entry.name)
             if new in after:
@@ -581,7 +622,7 @@ class SchemaWalk:
                 number = 1
                 while remaining:
                     slot = self._take(family, f"{family.prefix}{number}",
-                                      f"{family.prefix}{number}")
+                                      f"{family.prefix}{number}", step)
                     self._rename_slot(step, slot, remaining.pop(0))
                     number += 1
                 return
@@ -618,7 +659,6 @@ class SchemaWalk:
         for offset, name in enumerate(remaining):
             if single:
                 family = families[0]
-                family.by_position = True
                 base = Origin(f"(column {position + offset + 1}: {family.form})", family.step,
                               "parse", (family.source,), TRANSFORMATION)
                 origin = Origin(name, step, "rename", (base,),
@@ -633,8 +673,10 @@ class SchemaWalk:
                       f"columns only the data names: {forms}"
                       + (f" and the columns {taken} among them" if taken else "")
                       + "; which column it renames is known only from the data", new_name=name)
-            self.touch(step, name, RENAME, new_name=name, pattern=True)
+            # no Rename row: a Rename names the column it renames, and only the data does
             made.append(Slot(origin))
+        for family in families:
+            family.doubts.append((step.number, f"{step.name} (step {step.number}) renames some of them by position"))
         for s in slots:
             self.note(step, s.name, f"`{s.name}` may have been renamed by this set-headers")
         self.entries[index:index] = made
@@ -658,6 +700,123 @@ class SchemaWalk:
                 self.note(None, slot.name, f"the recipe leaves column `{slot.name}` but the "
                                            "output schema does not have it")
         return bound
+
+    def settle(self, output_columns_known: bool) -> None:
+        """Bind each "all columns" form a step touched to the members it stood for, where the
+        recipe and the output schema name them all: a Read of a family becomes Reads of its
+        members (and the step's Add or Modify names them in `reads`); an Add or Rename of one is
+        already named by its members' rows, taken out by name. Where only the data names them, a
+        Read or an Add keeps its form (DESIGN 9 allows it), with a note when the output schema
+        was given and still could not bind it; a Rename is a note, never a row with a form."""
+        groups: dict[tuple[int, str, str], list[tuple[Step, Family, str | None]]] = {}
+        for label, step, family, target in self.pending:  # families of one form a step touched share its row
+            groups.setdefault((step.number, label, family.form), []).append((step, family, target))
+        rows: dict[tuple[int, str, str], list[Operation]] = {}  # (step, label, form) -> its members' rows
+        unbound: set[tuple[int, str, str]] = set()
+        reads: dict[tuple[int, str], list[str]] = {}  # (step, written column) -> members it read
+        for key, items in groups.items():
+            _number, label, form = key
+            made = rows[key] = []
+            doubts: dict[str, str] = {}  # "directive (step n)" -> why, for each family only the data names
+            for step, family, target in items:
+                members, why = self._members(family, family.step.number - 1 if label == ADD else step.number,
+                                             output_columns_known)
+                if members is None:
+                    doubts.setdefault(f"{family.step.name} (step {family.step.number})", why)
+                    continue
+                if family.kind in ("numbered", "numbered2"):  # in the order the directive makes them
+                    members.sort(key=lambda o: [int(n) for n in re.findall(r"\d+", o[len(family.prefix):])])
+                for original in members:
+                    name = family.name_at(original, step.number)
+                    if label == READ:
+                        made.append(Operation(step.number, step.line, step.text, step.name, name, READ))
+                        if target is not None:
+                            reads.setdefault((step.number, target), []).append(name)
+                    elif label == ADD:
+                        made.append(Operation(step.number, step.line, step.text, step.name, original, ADD,
+                                              (family.source.name,)))
+                    else:
+                        renamed = family.name_at(original, step.number + 1)
+                        if renamed != name:
+                            made.append(Operation(step.number, step.line, step.text, step.name, name, RENAME,
+                                                  (name,), renamed))
+            if not doubts:
+                continue
+            unbound.add(key)
+            step = items[0][0]
+            shown = list(doubts)[:3]
+            made_at = " and ".join(shown) + (f" and {len(doubts) - 3} more" if len(doubts) > 3 else "")
+            why = "; ".join(dict.fromkeys(doubts[d] for d in shown))
+            if label == RENAME:
+                self.note(step, form, f"{step.name} renames the columns {made_at} made from the data ({form}); "
+                                      f"{why}, so which columns it renames only the data knows")
+            elif output_columns_known and label == READ:
+                self.note(step, form, f"{step.name} reads the columns {made_at} made from the data ({form}); "
+                                      f"{why}, so which columns it reads only the data knows")
+            elif output_columns_known:
+                self.note(step, form, f"{step.name} makes columns from the data ({form}); {why}, so which "
+                                      "columns it makes only the data knows")
+        labelled = {(o.step, o.column) for o in self.operations if not o.pattern}
+        out: list[Operation] = []
+        for op in self.operations:
+            key = (op.step, op.label, op.column)
+            if op.pattern and key in rows and key not in unbound:
+                for row in rows[key]:  # in the form's place; a column the step labelled already keeps its row
+                    if (row.step, row.column) not in labelled:
+                        labelled.add((row.step, row.column))
+                        out.append(row)
+                continue
+            extra = reads.get((op.step, op.column)) if not op.pattern and op.label in (ADD, MODIFY) else None
+            if extra:
+                op = replace(op, reads=op.reads + tuple(n for n in dict.fromkeys(extra) if n not in op.reads))
+            out.append(op)
+        self.operations = out
+
+    def _members(self, family: Family, after: int, output_columns_known: bool
+                 ) -> tuple[list[str] | None, str]:
+        """The members (names before renames) the family holds when the step after `after`
+        runs, or None and why only the data names them: those taken out later, and what it
+        holds at its end (`_rest`)."""
+        rest, why = self._rest(family, output_columns_known)
+        if rest is None:
+            return None, why
+        doubts = [w for until, w in family.doubts if until is None or after < until]
+        if doubts:
+            return None, "; ".join(dict.fromkeys(doubts))
+        taken = [o for o, at in family.taken.items() if at is None or at > after]
+        return taken + [o for o in rest if o not in taken], ""
+
+    def _rest(self, family: Family, output_columns_known: bool) -> tuple[list[str] | None, str]:
+        """What a family holds at its end and never gave up by name, or None and why: nothing
+        when it lasts to the end and the output schema bound its members; for a family the same
+        directive made again, what the later one holds whole that it had not given up; unknown
+        after a keep. Worked out once along a chain of re-made families (as long as the recipe)."""
+        cache = self._rests
+        chain = [family]
+        while id(chain[-1]) not in cache and chain[-1].replaced_by is not None:
+            chain.append(chain[-1].replaced_by)
+        for f in reversed(chain):
+            if id(f) in cache:
+                continue
+            later = f.replaced_by
+            if later is not None:
+                rest, why = cache[id(later)]
+                if later.doubts:
+                    whole, why = None, "; ".join(dict.fromkeys(w for _u, w in later.doubts))
+                else:
+                    whole = None if rest is None else list(later.taken) + [o for o in rest if o not in later.taken]
+                cache[id(f)] = (None, why) if whole is None else ([o for o in whole if o not in f.taken], "")
+            elif f.dropped_at is not None:
+                cache[id(f)] = (None, f"{f.dropped_at.name} (step {f.dropped_at.number}) drops those it does not name")
+            elif not output_columns_known:
+                cache[id(f)] = (None, "no output schema names them")
+            else:
+                cache[id(f)] = ([], "")
+        return cache[id(family)]
+
+
+def _where(name: str, step: Step | None) -> str:
+    return f"the output column `{name}`" if step is None else f"`{name}` (step {step.number} {step.name})"
 
 
 def _descends_from(origin: Origin, family: Family) -> bool:
@@ -734,16 +893,9 @@ class RecipeLineage:
 
     @property
     def operations(self) -> tuple[Operation, ...]:
-        """Labels by step; an "all columns" form is replaced by the members bound to it."""
-        # with the output schema known, a family's members are all bound by name unless a
-        # set-headers named some by position only
-        named = {f.form for f in self._walk.families if not f.by_position}
-        out = []
-        for op in self._walk.operations:
-            if op.pattern and op.label in (ADD, RENAME) and op.column in named and not self.families:
-                continue  # the members are named by rows of their own
-            out.append(op)
-        return tuple(sorted(out, key=lambda o: o.step))
+        """Labels by step; an "all columns" form is replaced by the members bound to it
+        (`SchemaWalk.settle`), and only a Read or an Add ever keeps one."""
+        return tuple(sorted(self._walk.operations, key=lambda o: o.step))
 
     # -- traversal
 
@@ -873,6 +1025,7 @@ def lineage(recipe: Recipe | str, input_columns: Sequence[str],
     for step in recipe.steps:
         step.directive.effect(walk, step)
     outputs = walk.bind_outputs(output_columns)
+    walk.settle(output_columns is not None)
     return RecipeLineage(walk, outputs, output_columns is not None)
 
 

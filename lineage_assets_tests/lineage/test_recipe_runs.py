@@ -108,6 +108,25 @@ def test_a_rename_only_the_data_settles_is_a_note_row_with_its_new_name():
     assert all("position" in o["note"] for o in notes)
     # the other notes are references, not renames: no new name
     assert all(o["new_name"] is None for o in answer["operations"] if o["label"] is None and o["step"] != 3)
+    # and no Rename row names a column it cannot know (DESIGN 9: Rename names old and new)
+    assert [o for o in answer["operations"] if o["step"] == 3 and o["label"] is not None] == []
+
+
+def test_field_operations_never_rename_or_drop_an_all_columns_form():
+    """A keep and a bulk rename over columns a CSV parse made: the members the output schema
+    binds are renamed by name, the rest is a note; `all_columns` rows are only Read or Add."""
+    recipe = "parse-as-csv :body ','\nchange-column-case upper\nkeep :BODY_1,BODY_2"
+    answer = recipe_answer(recipe, [{"namespace": "s3://b", "name": "raw", "text": text("body")}],
+                           text("BODY_1", "BODY_2"))
+    ops = answer["operations"]
+    assert {o["label"] for o in ops if o["all_columns"]} <= {"Read", "Add"}
+    assert [(o["field"], o["new_name"]) for o in ops if o["step"] == 2 and o["label"] == "Rename"] == [
+        ("body", "BODY"), ("body_1", "BODY_1"), ("body_2", "BODY_2")]
+    assert [(o["field"], o["label"]) for o in ops if o["step"] == 3 and o["label"]] == [("BODY", "Drop")]
+    form = "all columns formatted body_%d"
+    assert {(o["step"], o["field"]) for o in ops if o["label"] is None} == {(1, form), (2, form), (3, form)}
+    assert by_field(answer["cll"]) == {c: [("s3://b", "raw", "body", "DIRECT", "TRANSFORMATION", False)]
+                                       for c in ("BODY_1", "BODY_2")}
 
 
 def test_a_recipe_that_cannot_be_read_is_a_note_naming_the_line():

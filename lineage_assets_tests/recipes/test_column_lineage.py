@@ -549,6 +549,78 @@ def test_two_families_that_may_make_a_name_are_reported_not_guessed():
     assert lin.unresolved == () and edge(lin, "a", "a_k").certain
 
 
+# --- Rename and Drop name every column they touch ----------------------------------------------
+# DESIGN.md 9: "Rename and Drop always name every column they touch". Over columns only the data
+# names, such a step is a note in `unresolved`, never a row with an "all columns" form.
+
+
+def rows(lin, step) -> list[tuple]:
+    return [(o.column, o.label, o.reads, o.new_name, o.pattern) for o in lin.operations if o.step == step]
+
+
+def notes(lin, step) -> list[tuple]:
+    return [(u.column, u.new_name) for u in lin.unresolved if u.step == step]
+
+
+@pytest.mark.parametrize("outputs", [None, ["body_1"]])
+def test_keep_drops_by_name_and_reports_the_columns_only_the_data_names(outputs):
+    # keep :body_1 drops body (a known column) and the parse's other columns, whose names the
+    # output schema cannot give: they are gone before it
+    lin = lineage("parse-as-csv :body ','\nkeep :body_1", ["body"], outputs)
+    assert rows(lin, 2) == [("body", "Drop", (), None, False)]
+    form = "all columns formatted body_%d"
+    [keep] = [u for u in lin.unresolved if u.step == 2]
+    assert keep.column == form and "keep drops the other columns parse-as-csv (step 1)" in keep.reason
+    # what step 1 made: body_1 by name, and the rest only as its form (DESIGN 9 lets an Add name one)
+    assert rows(lin, 1) == [("body", "Read", (), None, False), (form, "Add", ("body",), None, True),
+                            ("body_1", "Add", ("body",), None, False)]
+    assert lin.backward("body_1") == {"body"} and lin.outputs == ("body_1",)
+
+
+def test_a_bulk_rename_over_columns_only_the_data_names_is_a_note():
+    form = "all columns formatted body_%d"
+    # without an output schema: body is renamed by name; which body_<n> exist only the data says
+    lin = lineage("parse-as-csv :body ','\nchange-column-case upper", ["body"])
+    assert rows(lin, 2) == [("body", "Rename", ("body",), "BODY", False)]
+    [note] = [u for u in lin.unresolved if u.step == 2]
+    assert note.column == form and note.new_name is None
+    assert note.reason.startswith("change-column-case renames the columns parse-as-csv (step 1) made from the data")
+    assert "no output schema names them" in note.reason
+    # with it, every member is renamed by name (old and new), and nothing is left to report
+    lin = lineage("parse-as-csv :body ','\nchange-column-case upper", ["body"], ["BODY", "BODY_1", "BODY_2"])
+    assert rows(lin, 2) == [("body", "Rename", ("body",), "BODY", False),
+                            ("body_1", "Rename", ("body_1",), "BODY_1", False),
+                            ("body_2", "Rename", ("body_2",), "BODY_2", False)]
+    assert lin.unresolved == ()
+    # a later keep drops members the output schema never sees: the rename of those is a note
+    lin = lineage("parse-as-csv :body ','\nchange-column-case upper\nkeep :BODY_1", ["body"], ["BODY_1"])
+    assert rows(lin, 2) == [("body", "Rename", ("body",), "BODY", False),
+                            ("body_1", "Rename", ("body_1",), "BODY_1", False)]
+    [note] = [u for u in lin.unresolved if u.step == 2]
+    assert note.column == form and "keep (step 3) drops those it does not name" in note.reason
+
+
+def test_set_headers_at_a_position_only_the_data_knows_is_a_note_with_the_name_it_gives():
+    # the header names the columns; which one is first is the data's: no Rename row can name it
+    lin = lineage("parse-as-csv :body ',' true\ndrop :body\nset-headers A,B", ["body"], ["A", "B"])
+    assert rows(lin, 3) == []
+    assert notes(lin, 3) == [("A", "A"), ("B", "B")]
+    assert all("position" in u.reason for u in lin.unresolved if u.step == 3)
+    # A and B still come from body for certain: a column the parse made, renamed by step 3
+    for column in ("A", "B"):
+        [e] = lin.edges_of(column)
+        assert (e.input, e.type, e.subtype, e.certain) == ("body", "DIRECT", TR, True)
+        assert e.steps == (1, 3) and e.maybe_steps == ()
+
+
+def test_a_bulk_rename_of_a_json_family_whose_earlier_names_are_lost_is_a_note():
+    # columns-replace is not idempotent: j_name's name before it cannot be worked back
+    lin = lineage("parse-as-json :js\ncolumns-replace s/js_/j_/g", ["js"], ["js", "j_name"])
+    assert rows(lin, 2) == []
+    [note] = [u for u in lin.unresolved if u.step == 2]
+    assert note.column == "all columns formatted js_%s" and "`j_name`" in note.reason
+
+
 # --- what cannot be settled ----------------------------------------------------------------
 
 
