@@ -833,6 +833,38 @@ def test_every_edge_is_seen_from_both_ends(text, inputs, outputs):
         assert lin.backward_tree(out).inputs() <= lin.backward(out)
 
 
+# directives that make columns only the data names, on an input column `src` the cases do not use
+FAMILY_MAKERS = ["parse-as-csv :src ','", "parse-as-csv :src ',' true", "parse-as-json :src",
+                 "split-to-columns :src ','", "extract-regex-groups :src '([a-z]+)-([0-9]+)'"]
+
+
+def _forms_only_on_read_or_add(lin) -> list[tuple]:
+    return [(o.step, o.column, o.label) for o in lin.operations if o.pattern and o.label not in ("Read", "Add")]
+
+
+@pytest.mark.parametrize("name, text, inputs, output_schema, outputs, edges, filter_reads, operations",
+                         LINEAGE_CASES, ids=[c[0] for c in LINEAGE_CASES])
+def test_no_rename_or_drop_row_names_an_all_columns_form(name, text, inputs, output_schema, outputs, edges,
+                                                         filter_reads, operations):
+    """Every directive of the catalogue, after each directive that makes columns only the data
+    names: beside the known columns, and alone in the schema (the known ones dropped first, so a
+    set-headers or keep meets the family's positions), with and without an output schema."""
+    columns = [*inputs, "src"]
+    drops = "\n".join(f"drop :'{c}'" for c in columns)
+    for maker in FAMILY_MAKERS:
+        for recipe in (f"{maker}\n{text}", f"{maker}\n{drops}\n{text}", f"{maker}\n{text}\n{text}"):
+            lin = lineage(recipe, columns)
+            assert _forms_only_on_read_or_add(lin) == [], recipe
+            bound = lineage(recipe, columns, list(lin.outputs))
+            assert _forms_only_on_read_or_add(bound) == [], recipe
+
+
+@pytest.mark.parametrize("text, inputs, outputs", CONSISTENCY_RECIPES, ids=range(len(CONSISTENCY_RECIPES)))
+def test_no_rename_or_drop_row_of_the_consistency_recipes_names_an_all_columns_form(text, inputs, outputs):
+    assert _forms_only_on_read_or_add(lineage(text, inputs, outputs)) == []
+    assert _forms_only_on_read_or_add(lineage(text, inputs)) == []
+
+
 @pytest.mark.parametrize("expression", ["'b'", '"b"'])
 def test_a_quoted_word_as_the_whole_expression_is_a_string_literal_not_a_column(expression):
     """Spark SQL reads `'b'` (and `"b"`) as the text b: `set-column :x 'b'` reads no column,

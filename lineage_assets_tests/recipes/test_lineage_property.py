@@ -319,3 +319,14 @@ def test_generator_recipes_parse_and_have_no_unresolved_reference(seed):
     lineage = recipes.lineage(recipes.parse(text), [*INPUTS, VID])
     assert [u for u in lineage.unresolved if "does not exist" in u.reason] == [], text
     assert vid in lineage.outputs
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_generator_recipes_never_rename_or_drop_an_all_columns_form(seed):
+    """DESIGN.md 9: Rename and Drop always name every column they touch. Over the generator's
+    recipes (families, bulk renames, keeps, set-headers together), only a Read or an Add may
+    keep an "all columns" form; a rename or drop of columns only the data names is a note."""
+    text, _vid = random_recipe(random.Random(seed))
+    lineage = recipes.lineage(recipes.parse(text), [*INPUTS, VID])
+    assert [(o.step, o.column, o.label) for o in lineage.operations
+            if o.pattern and o.label not in ("Read", "Add")] == [], text
