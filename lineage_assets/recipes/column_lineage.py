@@ -283,6 +283,8 @@ class SchemaWalk:
         # the column a step reading every column writes)
         self.pending: list[tuple[str, Step, Family, str | None]] = []
         self._rests: dict[int, tuple[list[str] | None, str]] = {}  # `_rest` of each family, by id (they live as long as the walk)
+        # a step reading every column -> the state it wrote, or the index of its filter
+        self._readers: dict[int, Origin | int] = {}
 
     # -- records
 
@@ -302,14 +304,18 @@ class SchemaWalk:
                     del self.operations[i]
         self.operations.append(made)
 
-    def read_all(self, step: Step) -> tuple[list[Origin], list[str], tuple[Origin, ...]]:
-        """A read of every column: the known ones labelled by name, each family by its form."""
+    def read_all(self, step: Step, target: str | None = None
+                 ) -> tuple[list[Origin], list[str], tuple[Origin, ...]]:
+        """A read of every column: the known ones labelled by name, each family by its form
+        (bound to its members' names at the end, when they are known; `target`: the column the
+        step writes, whose `reads` then name them too)."""
         origins = [s.origin for s in self.slots()]
         for name in self.names():
             self.touch(step, name, READ)
         families = [f for f in self.entries if isinstance(f, Family)]
         for family in families:
             self.touch(step, family.form, READ, pattern=True)
+            self.pending.append((READ, step, family, target))
         return origins, self.names(), tuple(f.source for f in families)
 
     def note(self, step: Step | None, column: str, reason: str, new_name: str | None = None) -> None:
@@ -488,11 +494,13 @@ class SchemaWalk:
                 read_names.append(name)
         possible: tuple[Origin, ...] = ()
         if reads_all:
-            all_origins, all_names, possible = self.read_all(step)
+            all_origins, all_names, possible = self.read_all(step, target)
             origins.extend(o for o in all_origins if o not in origins)
             read_names.extend(n for n in all_names if n not in read_names)
         made = Origin(target, step, "add", tuple(origins), TRANSFORMATION, possible=possible)
         self._put(step, made, read_names)
+        if reads_all:  # the state written: `settle` adds the family members it read, once known
+            self._readers[step.number] = self.entries[self._slot_index(target)].origin  # type: ignore[union-attr]
 
     def _put(self, step: Step, made: Origin, reads: Sequence[str]) -> None:
         # Only a known column is replaced: a column a family may also make from the data gets
@@ -577,6 +585,7 @@ class SchemaWalk:
             all_origins, _names, family_sources = self.read_all(step)
             origins.extend(o for o in all_origins if o not in origins)
             origins.extend(family_sources)
+            self._readers[step.number] = len(self.filters)
         self.filters.append((step, tuple(origins)))
 
     def rename_all(self, step: Step, rename: Callable[[str], str], *, idempotent: bool) -> None:
@@ -714,6 +723,7 @@ class SchemaWalk:
         rows: dict[tuple[int, str, str], list[Operation]] = {}  # (step, label, form) -> its members' rows
         unbound: set[tuple[int, str, str]] = set()
         reads: dict[tuple[int, str], list[str]] = {}  # (step, written column) -> members it read
+        read_states: dict[int, list[Origin]] = {}  # step -> the members' states it read
         for key, items in groups.items():
             _number, label, form = key
             made = rows[key] = []
@@ -732,6 +742,7 @@ class SchemaWalk:
                         made.append(Operation(step.number, step.line, step.text, step.name, name, READ))
                         if target is not None:
                             reads.setdefault((step.number, target), []).append(name)
+                        read_states.setdefault(step.number, []).append(self._member_at(family, original, step.number))
                     elif label == ADD:
                         made.append(Operation(step.number, step.line, step.text, step.name, original, ADD,
                                               (family.source.name,)))
@@ -756,6 +767,13 @@ class SchemaWalk:
             elif output_columns_known:
                 self.note(step, form, f"{step.name} makes columns from the data ({form}); {why}, so which "
                                       "columns it makes only the data knows")
+        for number, states in read_states.items():  # the members read join what the step's edges come from
+            reader = self._readers.get(number)
+            if isinstance(reader, int):
+                step, origins = self.filters[reader]
+                self.filters[reader] = (step, origins + tuple(states))
+            elif reader is not None:  # settled before any traversal: the states are not yet walked
+                object.__setattr__(reader, "sources", reader.sources + tuple(states))
         labelled = {(o.step, o.column) for o in self.operations if not o.pattern}
         out: list[Operation] = []
         for op in self.operations:
@@ -771,6 +789,18 @@ class SchemaWalk:
                 op = replace(op, reads=op.reads + tuple(n for n in dict.fromkeys(extra) if n not in op.reads))
             out.append(op)
         self.operations = out
+
+    def _member_at(self, family: Family, original: str, step: int) -> Origin:
+        """A member's state when step `step` runs: made by the family's directive, then renamed
+        by the bulk renames before that step."""
+        origin = Origin(original, family.step, "parse", (family.source,), TRANSFORMATION)
+        for rename_step, rename, _idem in family.renames:
+            if rename_step.number >= step:
+                break
+            renamed = rename(origin.name)
+            if renamed != origin.name:
+                origin = Origin(renamed, rename_step, "rename", (origin,))
+        return origin
 
     def _members(self, family: Family, after: int, output_columns_known: bool
                  ) -> tuple[list[str] | None, str]:

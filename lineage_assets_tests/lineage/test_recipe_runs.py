@@ -129,6 +129,24 @@ def test_field_operations_never_rename_or_drop_an_all_columns_form():
                                        for c in ("BODY_1", "BODY_2")}
 
 
+def test_a_read_of_every_column_names_the_members_in_field_operations_and_its_edge():
+    """`*` after a CSV parse, the output schema naming the parse's columns: step 2 read body,
+    body_1 and body_2 (rows by name, no "all columns" row), n was made from all three, and its
+    derived edge from body passes through the parse (step 1) and the set-column (step 2)."""
+    recipe = "parse-as-csv :body ','\nset-column :n concat_ws(',', *)"
+    answer = recipe_answer(recipe, [{"namespace": "s3://b", "name": "raw", "text": text("body")}],
+                           text("body", "body_1", "body_2", "n"))
+    ops = answer["operations"]
+    assert sorted((o["field"], o["label"], o["reads"], o["all_columns"]) for o in ops if o["step"] == 2) == [
+        ("body", "Read", [], False), ("body_1", "Read", [], False), ("body_2", "Read", [], False),
+        ("n", "Add", ["body", "body_1", "body_2"], False)]
+    assert [o for o in ops if o["label"] is None] == []
+    [field] = answer["cll"]["fields"]["n"]["inputFields"]
+    assert (field["field"], field["transformations"]) == ("body", [{
+        "type": "DIRECT", "subtype": "TRANSFORMATION", "description": "recipe steps 1 parse-as-csv, 2 set-column",
+        "masking": False}])
+
+
 def test_a_recipe_that_cannot_be_read_is_a_note_naming_the_line():
     answer = recipe_answer("rename :a :b\nexplode-everything :a", [
         {"namespace": "n", "name": "t", "text": text("a")}], None)

@@ -621,6 +621,80 @@ def test_a_bulk_rename_of_a_json_family_whose_earlier_names_are_lost_is_a_note()
     assert note.column == "all columns formatted js_%s" and "`j_name`" in note.reason
 
 
+# --- a read of every column names the columns the output schema binds -------------------------
+# DESIGN.md 9: Read, Modify and Add may name "all columns formatted body_%d", bound later against
+# the schema the recipe produces; where that schema names the members, they are read by name.
+
+
+@pytest.mark.parametrize("directive, written", [
+    ("set-column :n concat_ws(',', *)", "n"),
+    ("filter-row exp:{ concat_ws(',', *) = '' } true", None),
+])
+def test_a_read_of_every_column_names_the_members_the_output_schema_binds(directive, written):
+    outputs = ["body", "body_1", "body_2"] + ([written] if written else [])
+    lin = lineage("parse-as-csv :body ','\n" + directive, ["body"], outputs)
+    # at step 2 the schema is body and the parse's body_1, body_2: `*` reads all three
+    reads = [("body", "Read", (), None, False), ("body_1", "Read", (), None, False),
+             ("body_2", "Read", (), None, False)]
+    assert rows(lin, 2) == reads + ([(written, "Add", ("body", "body_1", "body_2"), None, False)] if written else [])
+    assert lin.unresolved == () and not any(o.pattern for o in lin.operations)
+    if written:  # the edges go back to the input the members came from
+        [e] = lin.edges_of(written)
+        assert (e.input, e.type, e.subtype, e.certain, e.steps) == ("body", "DIRECT", TR, True, (1, 2))
+
+
+def test_a_read_of_every_column_names_members_as_they_are_called_at_that_step():
+    # after change-column-case the members are BODY_1, ...; before it body_1, ...
+    lin = lineage("parse-as-csv :body ','\nchange-column-case upper\nset-column :n concat_ws(',', *)", ["body"],
+                  ["BODY", "BODY_1", "n"])
+    assert rows(lin, 3) == [("BODY", "Read", (), None, False), ("BODY_1", "Read", (), None, False),
+                            ("n", "Add", ("BODY", "BODY_1"), None, False)]
+    lin = lineage("parse-as-csv :body ','\nfilter-row exp:{ concat_ws(',', *) = '' } true\nchange-column-case upper",
+                  ["body"], ["BODY", "BODY_1"])
+    assert rows(lin, 2) == [("body", "Read", (), None, False), ("body_1", "Read", (), None, False)]
+    assert lin.unresolved == ()
+
+
+def test_a_read_of_every_column_names_a_member_dropped_by_name_later():
+    # body_3 is gone from the output, but a later drop names it: it was there when step 2 read `*`
+    lin = lineage("parse-as-csv :body ','\nset-column :n concat_ws(',', *)\ndrop :body_3", ["body"],
+                  ["body", "body_1", "body_2", "n"])
+    assert [c for c, label, *_ in rows(lin, 2) if label == "Read"] == ["body", "body_1", "body_2", "body_3"]
+    assert [o.reads for o in lin.operations if o.column == "n"] == [("body", "body_1", "body_2", "body_3")]
+    assert lin.unresolved == ()
+
+
+def test_a_read_of_every_column_before_a_family_made_again_names_what_both_make():
+    # the same parse of the same unchanged column makes the same columns: a_k was there at step 2
+    lin = lineage("parse-as-json :a\nset-column :n concat_ws(',', *)\nparse-as-json :a", ["a"], ["a", "a_k", "n"])
+    assert rows(lin, 2) == [("a", "Read", (), None, False), ("a_k", "Read", (), None, False),
+                            ("n", "Add", ("a", "a_k"), None, False)]
+    assert [(o.step, o.column) for o in lin.operations if o.label == "Add" and o.column == "a_k"] == [(1, "a_k"), (3, "a_k")]
+    assert lin.unresolved == ()
+
+
+def test_a_read_of_every_column_the_output_schema_cannot_bind_keeps_its_form_and_is_reported():
+    form = "all columns formatted body_%d"
+    # keep drops the members it does not name: which ones step 2 read only the data knows
+    lin = lineage("parse-as-csv :body ','\nset-column :n concat_ws(',', *)\nkeep :n,body_1", ["body"], ["n", "body_1"])
+    assert rows(lin, 2) == [("body", "Read", (), None, False), (form, "Read", (), None, True),
+                            ("n", "Add", ("body",), None, False)]
+    [note] = [u for u in lin.unresolved if u.step == 2]
+    assert note.column == form and "reads the columns parse-as-csv (step 1)" in note.reason
+    assert "keep (step 3) drops those it does not name" in note.reason
+    # so may a column written under a member's name: whether the parse made body_1 (then read
+    # by `*` before it is written over) only the data says
+    lin = lineage("parse-as-csv :body ','\nset-column :body_1 concat_ws(',', *)", ["body"], ["body", "body_1", "body_2"])
+    assert rows(lin, 2) == [("body", "Read", (), None, False), (form, "Read", (), None, True),
+                            ("body_1", "Add", ("body",), None, False)]
+    assert any(u.step == 2 and u.column == form and "`body_1` (step 2 set-column)" in u.reason for u in lin.unresolved)
+    # without an output schema the form is the answer (bound later), not a doubt
+    lin = lineage("parse-as-csv :body ','\nset-column :n concat_ws(',', *)", ["body"])
+    assert rows(lin, 2) == [("body", "Read", (), None, False), (form, "Read", (), None, True),
+                            ("n", "Add", ("body",), None, False)]
+    assert lin.unresolved == ()
+
+
 # --- what cannot be settled ----------------------------------------------------------------
 
 
