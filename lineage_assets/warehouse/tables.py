@@ -155,8 +155,9 @@ FIELD_OPERATIONS = _table(
     "reads array<string>, new_name string, all_columns boolean, note string, created_at timestamp",
     ("created_date",), (),
     "One row per run with a Wrangler recipe, output dataset, recipe step and column: the directive, its label "
-    "(Read/Drop/Add/Rename/Modify), the columns it read; all_columns: an 'all columns ...' form only the data binds; "
-    "label null: a reference only the data could settle, with the reason in note (DESIGN.md section 9).",
+    "(Read/Drop/Add/Rename/Modify), the columns it read; all_columns: a Read or Add of an 'all columns ...' form "
+    "only the data binds (never a Rename or Drop); label null: a reference only the data could settle, with the "
+    "reason in note (and new_name for a rename whose old name only the data knows) (DESIGN.md section 9).",
 )
 FIELD_TAGS = _table(
     "field_tags", "history",
