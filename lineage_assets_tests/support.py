@@ -122,15 +122,16 @@ def commit_events(spark, warehouse: str, events: list[dict]) -> list[dt.date]:
     return sorted({r["event_date"] for r in rows})
 
 
-def fold_stream(spark, events: list[dict], warehouse: str | None = None, by_day: bool = False) -> Folded:
+def fold_stream(spark, events: list[dict], warehouse: str | None = None, by_day: bool = False, rules=None) -> Folded:
     """Commit a stream's events and fold them: one range run over all days (or one run per day
-    that has events, in order, with `by_day`); tables are collected as lists of dicts."""
+    that has events, in order, with `by_day`); tables are collected as lists of dicts. `rules`:
+    the partition rules of the fold (`run_fold`'s; default those in force)."""
     if warehouse is None:
         warehouse = tempfile.mkdtemp(prefix="fold_")
         atexit.register(shutil.rmtree, warehouse, True)  # the test process's folds leave nothing in /tmp
     days = commit_events(spark, warehouse, events)
     for first, last in ([(d, d) for d in days] if by_day else [(days[0], days[-1])]):
-        report = run_fold(spark, warehouse, first, last, sample_rate=1.0, log=lambda _m: None)
+        report = run_fold(spark, warehouse, first, last, sample_rate=1.0, log=lambda _m: None, rules=rules)
         assert report.passed, [c.problems for c in report.checks]
     return folded_from(spark, warehouse)
 

@@ -2,13 +2,19 @@
 symlinks facet and partitions folded into their dataset.
 
 One stream of independent scenarios (each in its own namespaces) is folded once as one range, and
-again with its later days first and its first day late: both give the same tables.
+again with its later days first and its first day late: both give the same tables. Every fold of
+the module runs with RULES, a configured partition rule before the defaults.
 """
 
 from __future__ import annotations
 
+import json
+
+import duckdb
 import pytest
 
+from lineage_assets.identity.partitions import ENV as RULES_ENV
+from lineage_assets.identity.partitions import fold_name, rules_from_spec
 from lineage_assets.ids import content_uuid
 from lineage_assets.pipeline.fold import run_fold
 from lineage_assets.pipeline.snapshot import publish_current_graph
@@ -19,6 +25,10 @@ SCHEDULE_SECONDS = 180  # measured (--durations); conftest runs long files first
 
 D1, D2, D3, D4 = "2024-05-01", "2024-05-02", "2024-05-03", "2024-05-04"
 HIVE = "hive://metastore:9083"
+ORDERS = "postgres://orders:5432"
+# A configured partition rule (LINEAGE_PARTITION_RULES' form): a `.runN` suffix is a partition
+RULES_SPEC = {"rules": [{"name": "run_suffix", "pattern": r"^(.*)\.(run\d+)$", "scope": "any", "description": "a .runN suffix"}]}
+RULES = rules_from_spec(RULES_SPEC)
 
 
 def t(day: str, hhmm: str) -> str:
@@ -64,17 +74,30 @@ STREAM = [
               [ds("events/date=2024-04-01/", "s3://lake"), ds("events/date=2024-04-02/", "s3://lake")]),
     run_event(t(D3, "07:00"), "COMPLETE", "f-full", "f_full", [], [ds("events", "s3://lake")]),
     run_event(t(D3, "07:30"), "COMPLETE", "f-read2", "f_reader", [ds("events/date=2024-05-01/", "s3://lake")], [ds("f_out", "f")]),
-    # H. a path writer and a table reader, one dataset once a later statement says so (LATE_ALIAS, on D4)
-    run_event(t(D1, "01:00"), "COMPLETE", "old-write", "old_writer", [], [ds("/wh/late", "file")]),
-    run_event(t(D1, "02:00"), "COMPLETE", "table-read", "table_reader", [ds("db.late", HIVE)], [ds("late_out")]),
+    # H. a path writer and a table reader, one dataset once a later statement says so (LATE_ALIAS, on D4);
+    # both state column lineage (y <- h.late_src.x, an input the writer does not declare; v <- y) and schemas
+    run_event(t(D1, "01:00"), "COMPLETE", "old-write", "old_writer", [], [ds(
+        "/wh/late", "file", schema={"fields": [{"name": "y", "type": "int"}]},
+        columnLineage={"fields": {"y": {"inputFields": [
+            {"namespace": "h", "name": "late_src", "field": "x", "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]}}},
+    )]),
+    run_event(t(D1, "02:00"), "COMPLETE", "table-read", "table_reader", [ds("db.late", HIVE)], [ds(
+        "late_out", schema={"fields": [{"name": "v", "type": "int"}]},
+        columnLineage={"fields": {"v": {"inputFields": [
+            {"namespace": HIVE, "name": "db.late", "field": "y", "transformations": [{"type": "DIRECT", "subtype": "TRANSFORMATION"}]}]}}},
+    )]),
     # G. a table whose name only looks like a partition is its own dataset
     run_event(t(D1, "09:00"), "COMPLETE", "g-1", "g_writer", [], [ds("public.sales_20240101", "postgres://db:5432"), ds("public.sales", "postgres://db:5432")]),
+    # P. a loader writes a partition of a table each day, named by the configured rule (RULES); a reader reads one
+    run_event(t(D1, "10:00"), "COMPLETE", "p-7", "p_loader", [], [ds("public.orders.run7", ORDERS)]),
+    run_event(t(D2, "10:00"), "COMPLETE", "p-8", "p_loader", [], [ds("public.orders.run8", ORDERS)]),
+    run_event(t(D2, "10:30"), "COMPLETE", "p-read", "p_reader", [ds("public.orders.run7", ORDERS)], [ds("p_out", "p")]),
 ]
 
 
 @pytest.fixture(scope="module")
 def folded(spark):
-    return fold_stream(spark, STREAM + TEMPORARY)
+    return fold_stream(spark, STREAM + TEMPORARY, rules=RULES)
 
 
 def _run(folded, label):
@@ -139,6 +162,28 @@ def test_a_table_that_only_looks_like_a_partition_is_its_own_dataset(folded):
     assert names == {"public.sales_20240101", "public.sales"}
 
 
+def test_a_configured_partition_rule_folds_partitions_into_their_dataset(folded, temporary_warehouse, monkeypatch, tmp_path):
+    """DESIGN.md section 10: the partition rules are configurable. A fold given a rule of its own
+    (run_fold's `rules`) folds the names it matches into their dataset and keeps the partition on
+    the dataset version; the query helper under the same rule (LINEAGE_PARTITION_RULES) answers a
+    partition's name with its dataset. The default rules leave these names alone."""
+    assert fold_name(ORDERS, "public.orders.run7") == ("public.orders.run7", None)
+    [loader] = [v for v in folded.job_versions if v["job_name"] == "p_loader"]
+    assert loader["outputs"] == [{"namespace": ORDERS, "name": "public.orders"}]
+    written = {v["run_id"]: v for v in folded.dataset_versions if v["namespace"] == ORDERS}
+    assert {(w["name"], tuple(w["partitions"])) for w in written.values()} == {("public.orders", ("run7",)), ("public.orders", ("run8",))}
+    assert written[run_uuid("p-7")]["partitions"] == ["run7"] and written[run_uuid("p-8")]["partitions"] == ["run8"]
+    [read] = _run(folded, "p-read")["inputs"]
+    assert (read["namespace"], read["name"], read["partitions"]) == (ORDERS, "public.orders", ["run7"])
+    assert read["reported"] == [{"namespace": ORDERS, "name": "public.orders.run7"}]
+    assert _read(folded, "p-read") == {(ORDERS, "public.orders"): version(ORDERS, "public.orders", "p-8")}
+    (tmp_path / "rules.json").write_text(json.dumps(RULES_SPEC))
+    monkeypatch.setenv(RULES_ENV, str(tmp_path / "rules.json"))
+    with LineageQuery(temporary_warehouse) as query:
+        graph = query.lineage(f"dataset:{ORDERS}:public.orders.run9", depth=1)  # a partition nobody wrote yet
+        assert graph.ids == {f"dataset:{ORDERS}:public.orders", "job:ns:p_loader", "job:ns:p_reader", "dataset:p:p_out"}
+
+
 def _sorted(rows: list[dict]) -> list[str]:
     return sorted(repr(sorted(r.items())) for r in rows)
 
@@ -176,6 +221,35 @@ def test_an_alias_learnt_later_re_points_earlier_lineage_on_the_next_snapshot(sp
     assert {(r["namespace"], r["name"]) for r in history if r["run_id"] == run_uuid("old-write")} == {("file", "/wh/late")}
 
 
+def _latest(warehouse: str, table: str, columns: str, where: str = "true") -> list[tuple]:
+    """Rows of a table as the warehouse's latest commit holds it (DuckDB, no Spark)."""
+    from lineage_assets.warehouse import commits
+
+    relation = commits.duckdb_relation_sql(commits.latest(warehouse), table)
+    return duckdb.sql(f"select {columns} from ({relation}) where {where} order by all").fetchall()
+
+
+def test_an_alias_learnt_later_re_points_earlier_column_lineage_and_fields_on_the_next_snapshot(temporary_warehouse, day_four):
+    """The same late statement (LATE_ALIAS) re-points the path writer's column lineage and fields:
+    the snapshot after it names the table in current_column_lineage and current_dataset_fields,
+    so the reader's field reaches the writer's input; the history tables keep the path as written."""
+    edges = "output_namespace, output_name, output_field, input_namespace, input_name, input_field"
+    writer = "job_name = 'old_writer'"
+    assert _latest(temporary_warehouse, "current_column_lineage", edges, writer) == [("file", "/wh/late", "y", "h", "late_src", "x")]
+    assert _latest(temporary_warehouse, "current_dataset_fields", "namespace, name, field_path", "name like '%late'") == [("file", "/wh/late", "y")]
+    v = "datasetField:ds:late_out:v"
+    with LineageQuery(temporary_warehouse) as query:
+        assert query.column_lineage(v, depth=5).ids == {v, f"datasetField:{HIVE}:db.late:y"}
+    assert _latest(day_four, "current_column_lineage", edges, writer) == [(HIVE, "db.late", "y", "h", "late_src", "x")]
+    assert _latest(day_four, "current_column_lineage", edges, "job_name = 'table_reader'") == [("ds", "late_out", "v", HIVE, "db.late", "y")]
+    assert _latest(day_four, "current_dataset_fields", "namespace, name, field_path", "name like '%late'") == [(HIVE, "db.late", "y")]
+    with LineageQuery(day_four) as query:
+        assert query.column_lineage(v, depth=5).ids == {v, f"datasetField:{HIVE}:db.late:y", "datasetField:h:late_src:x"}
+    # history keeps the names as written
+    assert _latest(day_four, "column_lineage", edges, f"run_id = '{run_uuid('old-write')}'") == [("file", "/wh/late", "y", "h", "late_src", "x")]
+    assert _latest(day_four, "dataset_fields", "namespace, name, field_path", "name like '%late'") == [("file", "/wh/late", "y")]
+
+
 # ---------------------------------------------------------------------------------- temporary datasets
 
 PARENT_RUN = run_uuid("app-run")
@@ -206,6 +280,11 @@ TEMPORARY = [
     # a cycle through a temporary dataset: c1 writes and reads c_tmp and writes c_d; c2 reads c_d and writes c_e; c1 reads c_e
     run_event(t(D1, "04:00"), "COMPLETE", "cy-1", "cyc1", [ds("c_tmp", "t"), ds("c_e", "t")], [ds("c_tmp", "t"), ds("c_d", "t")]),
     run_event(t(D1, "04:10"), "COMPLETE", "cy-2", "cyc2", [ds("c_d", "t")], [ds("c_e", "t")]),
+    # children of two different parent runs share a dataset: one writes it, the other reads it
+    run_event(t(D1, "05:00"), "COMPLETE", "sp-a", "split.a", [ds("sp_src", "t")], [ds("sp_shared", "t")],
+              run_facets=child_of(run_uuid("app-run-1"))),
+    run_event(t(D1, "05:10"), "COMPLETE", "sp-b", "split.b", [ds("sp_shared", "t")], [ds("sp_final", "t")],
+              run_facets=child_of(run_uuid("app-run-2"))),
 ]
 OUTSIDE = [  # later, a job outside the parent run reads the children's tmp
     run_event(t(D4, "05:00"), "COMPLETE", "k-out", "outsider", [ds("k_tmp", "t")], [ds("o_final", "t")]),
@@ -257,6 +336,17 @@ def test_children_of_one_parent_bridge_their_temporary_dataset_in_jobs_and_colum
         assert z in down.ids and "datasetField:t:k_tmp:y" not in down.ids
 
 
+def test_children_of_different_parent_runs_sharing_a_dataset_do_not_make_it_temporary(temporary_warehouse):
+    """DESIGN.md section 10: only the children of ONE parent run make a dataset they share
+    temporary; a writer and a reader whose latest runs have different parents see an ordinary one."""
+    with LineageQuery(temporary_warehouse) as query:
+        graph = query.lineage("job:ns:split.a", depth=1)
+        assert graph.node("dataset:t:sp_shared").data["temporary"] is False
+        assert [e.destination for e in graph.node("job:ns:split.a").outEdges] == ["dataset:t:sp_shared"]
+        assert "bridged" not in graph.node("job:ns:split.a").data
+        assert graph.node("job:ns:split.a").data["temporaryDatasets"] == graph.node("job:ns:split.b").data["temporaryDatasets"] == []
+
+
 def test_a_temporary_dataset_inside_a_cycle(temporary_warehouse):
     with LineageQuery(temporary_warehouse) as query:
         graph = query.lineage("job:ns:cyc1", depth=3)
@@ -277,7 +367,7 @@ def day_four(spark, temporary_warehouse, tmp_path_factory) -> str:
     shutil.copytree(temporary_warehouse, warehouse)
     commit_events(spark, warehouse, OUTSIDE + LATE_ALIAS)
     day = dt.date.fromisoformat(D4)
-    assert run_fold(spark, warehouse, day, day, log=lambda _m: None).passed
+    assert run_fold(spark, warehouse, day, day, log=lambda _m: None, rules=RULES).passed
     assert publish_current_graph(spark, warehouse, log=lambda _m: None).passed
     return warehouse
 
@@ -300,9 +390,9 @@ def test_days_arriving_out_of_order_give_the_same_canonical_names_and_tables(spa
     stream = STREAM + TEMPORARY
     late, early = [e for e in stream if e["eventTime"].startswith(D1)], [e for e in stream if not e["eventTime"].startswith(D1)]
     commit_events(spark, warehouse, early)
-    assert run_fold(spark, warehouse, dt.date.fromisoformat(D2), dt.date.fromisoformat(D3), log=lambda _m: None).passed
+    assert run_fold(spark, warehouse, dt.date.fromisoformat(D2), dt.date.fromisoformat(D3), log=lambda _m: None, rules=RULES).passed
     commit_events(spark, warehouse, late)
-    report = run_fold(spark, warehouse, dt.date.fromisoformat(D1), dt.date.fromisoformat(D1), log=lambda _m: None)
+    report = run_fold(spark, warehouse, dt.date.fromisoformat(D1), dt.date.fromisoformat(D1), log=lambda _m: None, rules=RULES)
     assert report.passed and str(report.last) == D3  # extended to the last day folded
     for table in ("runs", "job_versions", "dataset_versions", "run_lineage", "dataset_aliases"):
         rows = [r.asDict(recursive=True) for r in commits.read_table(spark, warehouse, table).collect()]
