@@ -526,6 +526,81 @@ def test_a_urn_naming_a_partition_answers_what_its_dataset_answers(tmp_path):
             query.lineage(dataset_urn(synthetic.ALIAS_NS, "/warehouse/p9/nothing/date=2024-01-01"))
 
 
+def test_a_partition_named_by_a_configured_rule_answers_what_its_dataset_answers(tmp_path, monkeypatch):
+    """DESIGN.md section 10: the partition rules are configurable (LINEAGE_PARTITION_RULES). Under
+    a rule of its own (a `.runN` suffix, which no default rule strips), the query helper answers a
+    partition's name, as an id, as structured arguments and as a field's dataset, with its dataset;
+    without the rule the same name is unknown (pyarrow, no Spark)."""
+    from lineage_assets.identity.partitions import ENV
+    from lineage_assets.warehouse import tables as t
+
+    ns, now = "postgres://orders:5432", dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+    rows = {
+        t.CURRENT_JOBS: [{"job_namespace": "j", "job_name": "load", "version_id": "v", "latest_state": "COMPLETE",
+                          "latest_ended_at": now, "component_id": "job:j:load", "lineage_unknown": False}],
+        t.CURRENT_LINEAGE: [{"job_namespace": "j", "job_name": "load", "version_id": "v", "dataset_namespace": ns, "dataset_name": n,
+                             "direction": d, "component_id": "job:j:load", "temporary": False}
+                            for n, d in (("public.src", "INPUT"), ("public.orders", "OUTPUT"))],
+        t.CURRENT_COLUMN_LINEAGE: [{"job_namespace": "j", "job_name": "load", "output_version_id": "dv-out", "output_namespace": ns,
+                                    "output_name": "public.orders", "output_field": "c", "input_namespace": ns, "input_name": "public.src",
+                                    "input_field": "c", "input_version_id": "dv-in", "transformation_type": "DIRECT",
+                                    "transformation_subtype": "IDENTITY", "run_id": "r", "created_at": now, "input_declared": True}],
+    }
+    root = commit_rows(str(tmp_path / "wh"), rows)
+    partition = f"dataset:{ns}:public.orders.run7"
+    with LineageQuery(root) as query:  # the default rules: `.run7` is part of the name, a dataset nobody knows
+        with pytest.raises(NodeNotFound):
+            query.lineage(partition)
+    (tmp_path / "rules.json").write_text(json.dumps({"rules": [{"name": "run_suffix", "pattern": r"^(.*)\.(run\d+)$", "scope": "any"}]}))
+    monkeypatch.setenv(ENV, str(tmp_path / "rules.json"))
+    with LineageQuery(root) as query:
+        expected = query.lineage(f"dataset:{ns}:public.orders", depth=1).model_dump()
+        assert query.lineage(partition, depth=1).model_dump() == expected
+        assert query.lineage(node_type="dataset", namespace=ns, name="public.orders.run7", depth=1).model_dump() == expected
+        field = query.column_lineage(f"datasetField:{ns}:public.orders.run7:c")
+        assert set(field.ids) == {f"datasetField:{ns}:public.orders:c", f"datasetField:{ns}:public.src:c"}
+
+
+def test_column_lineage_is_bridged_through_a_chain_of_temporary_datasets(tmp_path):
+    """DESIGN.md section 10, as `test_children_of_one_parent_bridge_their_temporary_dataset_in_jobs_and_columns`
+    (test_identity_fold.py) for one hop: A.x -> tmp1.y -> tmp2.w -> B.z answers A.x for B.z, through
+    both hidden fields (nearest first), with the transformations of the three hops, at any depth;
+    shown on request; downstream from A.x reaches B.z (pyarrow, no Spark)."""
+    from lineage_assets.warehouse import tables as t
+
+    ns, now = "t", dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+    hops = [("app.a", "A", "x", "tmp1", "y", "IDENTITY"), ("app.b", "tmp1", "y", "tmp2", "w", "TRANSFORMATION"),
+            ("app.c", "tmp2", "w", "B", "z", "AGGREGATION")]
+    rows = {
+        t.CURRENT_JOBS: [{"job_namespace": "ns", "job_name": job, "version_id": "v", "latest_state": "COMPLETE", "latest_ended_at": now,
+                          "component_id": "job:ns:app.a", "lineage_unknown": False, "latest_parent_run_id": "parent",
+                          "temporary_datasets": [{"namespace": ns, "name": n} for n in ("tmp1", "tmp2") if n in (src, out)]}
+                         for job, src, _f, out, _g, _s in hops],
+        t.CURRENT_LINEAGE: [{"job_namespace": "ns", "job_name": job, "version_id": "v", "dataset_namespace": ns, "dataset_name": n,
+                             "direction": d, "component_id": "job:ns:app.a", "temporary": n.startswith("tmp")}
+                            for job, src, _f, out, _g, _s in hops for n, d in ((src, "INPUT"), (out, "OUTPUT"))],
+        t.CURRENT_COLUMN_LINEAGE: [{"job_namespace": "ns", "job_name": job, "output_version_id": f"{out}@1", "output_namespace": ns,
+                                    "output_name": out, "output_field": g, "input_namespace": ns, "input_name": src, "input_field": f,
+                                    "input_version_id": f"{src}@1", "transformation_type": "DIRECT", "transformation_subtype": sub,
+                                    "run_id": job, "created_at": now, "input_declared": True}
+                                   for job, src, f, out, g, sub in hops],
+    }
+    root = commit_rows(str(tmp_path / "wh"), rows)
+    z, x, y, w = "datasetField:t:B:z", "datasetField:t:A:x", "datasetField:t:tmp1:y", "datasetField:t:tmp2:w"
+    with LineageQuery(root) as query:
+        graph = query.lineage("job:ns:app.a", depth=1)
+        assert [e.destination for e in graph.node("job:ns:app.a").outEdges] == ["job:ns:app.b"]
+        for depth in (1, 20):  # the hidden hops cost nothing
+            answer = query.column_lineage(z, depth=depth)
+            assert answer.ids == {z, x}, depth
+            [source] = answer.node(z).data["inputFields"]
+            assert (source["dataset"], source["field"], source["through"]) == ("A", "x", [w, y])
+            assert sorted(t["subtype"] for t in source["transformations"]) == ["AGGREGATION", "IDENTITY", "TRANSFORMATION"]
+        assert query.column_lineage(z, include_temporary=True).ids == {z, w, y, x}
+        down = query.column_lineage(x, depth=1, with_downstream=True)
+        assert z in down.ids and not {y, w} & set(down.ids)
+
+
 def _two_fields_one_id(root: str) -> str:
     """Fields (a, b:c, x) and (a:b, c, x), both `datasetField:a:b:c:x`, written by J0 from
     src.s0.a and by J1 from src.s1.a (pyarrow, no Spark)."""
