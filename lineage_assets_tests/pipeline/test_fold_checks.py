@@ -244,3 +244,28 @@ def test_a_failure_beside_or_in_the_recompute_commits_nothing_and_leaves_no_thre
     assert isinstance(raised, OSError) and "disk full" in str(raised)
     assert seq == chain.before and threads == []
     assert chain.folded.commit_seq == chain.before + 1  # nothing left in the way
+
+
+def test_a_key_problem_blocks_the_fold_and_commits_nothing(spark, chain, monkeypatch):
+    """The key check decides the commit (DESIGN.md section 11: a blocking check that fails leaves
+    readers on the previous commit): `key_problems`, as run_fold calls it, reports a problem in
+    the tables a refold of the chain's last day staged, while the determinism check passes; the
+    fold then reports the failure and commits nothing."""
+    from lineage_assets.pipeline import fold as pipeline_fold
+    from lineage_assets.pipeline.fold import KEYS, OUTPUTS
+
+    before = commits.latest(chain.root)
+    seen = []
+
+    def a_problem(staged):
+        seen.append(sorted(staged))
+        return ["runs has a duplicated run_id (1 rows)"]
+
+    monkeypatch.setattr(pipeline_fold, "key_problems", a_problem)
+    report = run_fold(spark, chain.root, CHAIN_DAYS[1], CHAIN_DAYS[1], log=lambda _m: None)
+    assert seen == [sorted(OUTPUTS)]  # called once, on every staged output
+    assert report.check(DETERMINISM).passed and not report.check(KEYS).passed
+    assert report.check(KEYS).problems == ["runs has a duplicated run_id (1 rows)"]
+    assert not report.passed and report.commit_seq is None
+    after = commits.latest(chain.root)
+    assert after.seq == before.seq and after.files("runs") == before.files("runs")
