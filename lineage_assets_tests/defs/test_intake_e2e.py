@@ -39,19 +39,19 @@ def _metadata(instance: DagsterInstance, key: AssetKey) -> list[dict]:
     return [{k: v.value for k, v in r.asset_materialization.metadata.items()} for r in result.records]
 
 
-def _check_evaluations(instance: DagsterInstance) -> list:
+def _check_evaluations(instance: DagsterInstance, check: str = ACCOUNTING_CHECK) -> list:
     from dagster import DagsterEventType, EventRecordsFilter
 
     records = instance.get_event_records(EventRecordsFilter(event_type=DagsterEventType.ASSET_CHECK_EVALUATION), ascending=True)
     return [
         r.event_log_entry.dagster_event.event_specific_data
         for r in records
-        if r.event_log_entry.dagster_event.event_specific_data.check_name == ACCOUNTING_CHECK
+        if r.event_log_entry.dagster_event.event_specific_data.check_name == check
     ]
 
 
-def _check_outcomes(instance: DagsterInstance) -> list[bool]:
-    return [e.passed for e in _check_evaluations(instance)]
+def _check_outcomes(instance: DagsterInstance, check: str = ACCOUNTING_CHECK) -> list[bool]:
+    return [e.passed for e in _check_evaluations(instance, check)]
 
 
 @pytest.mark.fixtures
@@ -180,3 +180,60 @@ def test_accounting_check_blocks_a_drop_that_loses_a_row(spark, tmp_path, monkey
         assert "d.ndjson: read 3 != accepted 2" in meta["problems"][0]
     assert _rows(tmp_path / "wh", "events") == []  # the day was not built from a drop that lost data
     assert _rows(tmp_path / "wh", "drop_ledger") == []  # nor recorded as read: the next batch reads it again
+
+
+def test_the_events_check_blocks_a_day_that_doubles_or_drops_a_row(spark, tmp_path, monkeypatch):
+    """DESIGN.md section 11: `events_unique_and_complete` is blocking. A consolidation that doubles
+    a row (through Dagster) or drops one (`build_events` itself) fails the check; then nothing is
+    committed, and readers keep the day as the previous `events` commit wrote it. Unbroken, the
+    same day then commits."""
+    import lineage_assets.defs.intake as intake_defs
+    import lineage_assets.pipeline.events as events_module
+    from pyspark.sql import functions as F
+
+    from lineage_assets.pipeline.events import UNIQUE_EVENTS, build_events
+    from lineage_assets.pipeline.landing import OPERATION as LANDING_OPERATION
+
+    drops, wh = tmp_path / "drops", tmp_path / "wh"
+    drops.mkdir()
+    settings = LineageSettings(str(drops), str(wh), "2024-01-01")
+    a, b, c = _run_event(1), _run_event(2), _run_event(3)
+    (drops / "one.ndjson").write_text(json.dumps(a) + "\n" + json.dumps(b) + "\n")
+    with DagsterInstance.ephemeral() as instance:
+        assert not ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY).failed
+        committed = _rows(wh, "events", "event_id, source_file, source_line")
+        assert [r[0] for r in committed] == sorted([event_id(a), event_id(b)])
+
+        real_consolidate, real_build = events_module.consolidate, intake_defs.build_events
+        built = []  # (the latest commit before build_events, its report, the latest commit after)
+
+        def recorded_build(spark_, root, first, last):
+            before = commits.latest(root).seq
+            report = real_build(spark_, root, first, last)
+            built.append((before, report, commits.latest(root).seq))
+            return report
+
+        monkeypatch.setattr(events_module, "consolidate", lambda *args: (lambda df: df.unionByName(df.limit(1)))(real_consolidate(*args)))
+        monkeypatch.setattr(intake_defs, "build_events", recorded_build)
+        (drops / "two.ndjson").write_text(json.dumps(c) + "\n")  # a new event of the same day: the day is rebuilt
+        report = ingest(settings, instance, log=lambda _m: None, daily_assets=EVENTS_ONLY)
+        assert [(job, ok) for job, _label, ok in report.runs] == [("intake_job", True), ("daily_job", False)]
+        assert _check_outcomes(instance, UNIQUE_EVENTS) == [True, False]
+        [(before, doubled, after)] = built
+        assert not doubled.check.passed and doubled.check.problems == ["2024-03-01: 4 rows, 3 distinct ids, 3 staged ids"]
+        assert doubled.commit_seq is None and after == before == commits.latest(str(wh)).seq
+        assert commits.latest(str(wh)).info["operation"] == LANDING_OPERATION  # the new drop's landing batch is the latest
+        assert _rows(wh, "events", "event_id, source_file, source_line") == committed  # readers: the previous events commit
+
+        # a consolidation that loses a row, through the pipeline's own function
+        monkeypatch.setattr(events_module, "consolidate", lambda *args: real_consolidate(*args).filter(F.col("event_id") != event_id(c)))
+        day = dt.date(2024, 3, 1)
+        dropped = build_events(spark, str(wh), day, day)
+        assert not dropped.check.passed and dropped.check.problems == ["2024-03-01: 2 rows, 2 distinct ids, 3 staged ids"]
+        assert dropped.commit_seq is None and commits.latest(str(wh)).seq == before
+        assert _rows(wh, "events", "event_id, source_file, source_line") == committed
+
+        monkeypatch.setattr(events_module, "consolidate", real_consolidate)
+        fixed = build_events(spark, str(wh), day, day)
+        assert fixed.check.passed and fixed.commit_seq == before + 1
+        assert [r[0] for r in _rows(wh, "events", "event_id")] == sorted([event_id(a), event_id(b), event_id(c)])
