@@ -94,6 +94,18 @@ def stream() -> list[dict]:
     ev += [run_event(t(D1, "12:00"), "START", "twice", "twicejob", ["tw_in"]),
            run_event(t(D1, "12:05"), "COMPLETE", "twice", "twicejob", ["tw_in"], ["tw_out"]),
            run_event(t(D1, "12:06"), "COMPLETE", "twice", "twicejob", ["tw_in"], ["tw_out"])]
+    # 13. runs that read and write one dataset, each sent as its COMPLETE alone (started_at = ended_at:
+    # its own write is at its started_at, so only "written by another run" keeps it out)
+    ev += [run_event(t(D1, "01:00"), "COMPLETE", "ap1", "appender", ["app_ds"], ["app_ds"]),
+           run_event(t(D1, "02:00"), "COMPLETE", "ap2", "appender", ["app_ds"], ["app_ds"])]
+    # 14. a write that COMPLETEs at the reader's started_at exactly, after an earlier one
+    ev += [run_event(t(D1, "01:00"), "COMPLETE", "eq-w0", "eqwriter", [], ["edge_ds"]),
+           run_event(t(D1, "02:30"), "START", "eq-w1", "eqwriter"), run_event(t(D1, "03:00"), "COMPLETE", "eq-w1", "eqwriter", [], ["edge_ds"]),
+           run_event(t(D1, "03:00"), "START", "eq-r", "eqreader", ["edge_ds"]), run_event(t(D1, "03:10"), "COMPLETE", "eq-r", "eqreader", ["edge_ds"])]
+    # 15. a reader started at 01:00 of a dataset first written at 02:00 (before the reader ends)
+    ev += [run_event(t(D1, "01:00"), "START", "early-r", "earlyreader", ["later_ds"]),
+           run_event(t(D1, "01:30"), "START", "late-w", "latewriter"), run_event(t(D1, "02:00"), "COMPLETE", "late-w", "latewriter", [], ["later_ds"]),
+           run_event(t(D1, "03:00"), "COMPLETE", "early-r", "earlyreader", ["later_ds"])]
     return ev
 
 
@@ -234,3 +246,22 @@ def test_the_same_run_sent_twice_gives_one_run_one_version_one_output_version(fo
     assert len(runs) == 1 and runs[0]["ended_at"] == dt.datetime(2024, 3, 1, 12, 6) and runs[0]["event_count"] == 3
     assert len([v for v in folded.job_versions if v["job_name"] == "twicejob"]) == 1
     assert [v["version_id"] for v in folded.dataset_versions if v["name"] == "tw_out"] == [version_of("tw_out", "twice")]
+
+
+def test_a_run_reading_and_writing_a_dataset_reads_the_earlier_writers_version_not_its_own(folded):
+    """DESIGN.md section 4: "the latest version written by another run that COMPLETEd at or
+    before the reading run's started_at". A run sent as its COMPLETE alone starts when it ends, so
+    its own write is at its started_at: the first reads the source version, the second the first's."""
+    assert _inputs(folded, "ap1") == {("app_ds", content_uuid({"dataset": ["ds", "app_ds"], "source": None}))}
+    assert _inputs(folded, "ap2") == {("app_ds", version_of("app_ds", "ap1"))}
+
+
+def test_a_write_completing_at_the_readers_started_at_is_read(folded):
+    """"COMPLETEd at or before the reading run's started_at": at is inclusive."""
+    assert _inputs(folded, "eq-r") == {("edge_ds", version_of("edge_ds", "eq-w1"))}
+
+
+def test_a_dataset_first_written_after_the_reader_started_reads_as_its_source_version(folded):
+    """Written at 02:00 by a run that started after the reader (01:00) and ended before it
+    (03:00): not the reader's input version; nothing was written before, so the source version."""
+    assert _inputs(folded, "early-r") == {("later_ds", content_uuid({"dataset": ["ds", "later_ds"], "source": None}))}
