@@ -125,12 +125,29 @@ def _stream() -> list[dict]:
         run_event(f"{D2}T02:00:00Z", "FAIL", "f2", "fw", [], [ds("FB", schema=_schema("broken"))]),
         run_event(f"{D2}T03:00:00Z", "COMPLETE", "g1", "gw", [], [ds("FC", schema=_schema(n="int"))]),
     ]
+    # current column lineage: the latest terminal run's edges even when it FAILed; a job whose
+    # latest runs write another dataset has no current edges into the first
+    flip = lambda field: ds("FLIP", columnLineage=_cll({"c": {"inputFields": [_input("A", field)]}}))  # noqa: E731
+    moved = lambda name, field: ds(name, columnLineage=_cll({"c": {"inputFields": [_input("A", field)]}}))  # noqa: E731
+    events += [
+        run_event(f"{D1}T09:00:00Z", "COMPLETE", "fl1", "flipper", ["A"], [flip("from_complete")]),
+        run_event(f"{D2}T09:00:00Z", "FAIL", "fl2", "flipper", ["A"], [flip("from_fail")]),
+        run_event(f"{D1}T10:00:00Z", "COMPLETE", "mv1", "mover", ["A"], [moved("MOVED_X", "x")]),
+        run_event(f"{D2}T10:00:00Z", "COMPLETE", "mv2", "mover", ["A"], [moved("MOVED_Y", "y")]),
+    ]
     return events
 
 
 @pytest.fixture(scope="module")
 def folded(spark):
     return fold_stream(spark, _stream() + _alias_scenario())
+
+
+@pytest.fixture(scope="module")
+def current_columns(spark, folded) -> list[dict]:
+    """current_column_lineage of the fold's current graph (published once for the module)."""
+    publish_current(spark, folded.state, folded.warehouse, folded)
+    return [r.asDict(recursive=True) for r in commits.read_table(spark, folded.warehouse, "current_column_lineage").collect()]
 
 
 def _of(folded, output_name: str) -> list[dict]:
@@ -210,6 +227,23 @@ def test_current_column_state_keeps_the_latest_run_per_job_and_output(folded):
     assert sorted(e["input_field"] for e in _of(folded, "CUR")) == ["a1", "a2", "a3", "x"]
 
 
+def test_current_column_lineage_is_the_latest_terminal_runs_even_when_it_failed(current_columns):
+    """DESIGN.md section 4: "the column edges of the version of it written by that job's latest
+    terminal run that wrote it (whatever that run's state)": a FAIL after a COMPLETE, each with its
+    own columnLineage facet, leaves the FAIL's edges current."""
+    current = [(r["job_name"], r["input_field"], r["run_id"]) for r in current_columns if r["output_name"] == "FLIP"]
+    assert current == [("flipper", "from_fail", run_uuid("fl2"))]
+
+
+def test_a_dataset_the_jobs_current_version_no_longer_outputs_has_no_current_edges_from_it(folded, current_columns):
+    """DESIGN.md section 4: "for each job whose current version outputs it". A job wrote MOVED_X
+    with column lineage, then its later runs write MOVED_Y only: MOVED_X's edges from that job
+    stay in history, not in the current column lineage, which has the job's MOVED_Y edges alone."""
+    assert [e["input_field"] for e in _of(folded, "MOVED_X")] == ["x"]
+    current = [(r["output_name"], r["input_field"], r["run_id"]) for r in current_columns if r["job_name"] == "mover"]
+    assert current == [("MOVED_Y", "y", run_uuid("mv2"))]
+
+
 def test_current_fields_prefer_complete_writes(folded):
     fields = sorted((r["name"], r["field_path"], r["type"]) for r in folded.state.fields.collect() if r["name"] in ("FB", "FC"))
     assert fields == [("FB", "a", "string"), ("FB", "b", "string"), ("FC", "n", "int")]
@@ -242,7 +276,7 @@ def _alias_scenario() -> list[dict]:
     return events
 
 
-def test_a_facet_naming_an_input_by_another_of_its_names_and_an_alias_learnt_later(spark, folded):
+def test_a_facet_naming_an_input_by_another_of_its_names_and_an_alias_learnt_later(folded, current_columns):
     """DESIGN.md sections 4 and 10. A reader declares a table and its facet names the table's
     path (an alias another producer stated); another declares a dataset and its facet names one
     of its partitions: each edge is the declared input's, with the version the run read (before:
@@ -254,6 +288,5 @@ def test_a_facet_naming_an_input_by_another_of_its_names_and_an_alias_learnt_lat
         [edge] = [e for e in folded.column_lineage if e["output_name"] == output]
         assert (edge["input_namespace"], edge["input_name"], edge["input_declared"]) == (*dataset, True), edge
         assert edge["input_version_id"] == read[(run_uuid(run), *dataset)] is not None
-    publish_current(spark, folded.state, folded.warehouse, folded)
-    current = [r for r in commits.read_table(spark, folded.warehouse, "current_column_lineage").collect() if r["output_name"] == "db.m"]
+    current = [r for r in current_columns if r["output_name"] == "db.m"]
     assert [(r["input_field"], r["run_id"]) for r in current] == [("b", run_uuid("m-2"))]
