@@ -11,7 +11,7 @@ import uuid
 from lineage_assets.ids import content_uuid
 from lineage_assets.pipeline.fold import run_fold
 from lineage_assets.warehouse import commits
-from lineage_assets_tests.support import chain_events, commit_events, fold_stream, folded_from, run_event, run_uuid
+from lineage_assets_tests.support import chain_events, commit_events, ds, fold_stream, folded_from, run_event, run_uuid
 
 SCHEDULE_SECONDS = 120  # measured (--durations); conftest runs long files first
 
@@ -83,6 +83,16 @@ def test_a_year_of_days_costs_the_jobs_of_one_day_and_a_late_day_reads_nothing_b
 STREAMING = {"jobType": {"processingType": "STREAMING", "integration": "FLINK", "jobType": "JOB"}}
 
 
+def _schema(*names: str) -> dict:
+    return {"schema": {"fields": [{"name": n, "type": "string"} for n in names]}}
+
+
+def _cll(dataset: str, field: str) -> dict:
+    """A columnLineage facet: output field c from `field` of `dataset`."""
+    return {"columnLineage": {"fields": {"c": {"inputFields": [
+        {"namespace": "ds", "name": dataset, "field": field, "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]}}}}
+
+
 def _sorted_rows(rows: list[dict]) -> list[str]:
     return sorted(json.dumps(r, default=str, sort_keys=True) for r in rows)
 
@@ -101,9 +111,11 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
     run with inputs and outputs on the 1st that completes on the 2nd, after a batch run of its
     job changed the job's version, has the job's version of the 2nd however the days are folded.
     Each start is said in the log; the tables equal those of one fold of everything, with one row
-    per run."""
+    per run. So do the column and field tables (columnLineage and schema facets, a JobEvent and a
+    DatasetEvent in the stream: rows of the 1st move to the 2nd with their runs' FAILs, and a late
+    event brings an edge)."""
     events = [
-        run_event("2024-03-01T23:00:00Z", "START", "fail-after", "A", ["in"], ["x"]),
+        run_event("2024-03-01T23:00:00Z", "START", "fail-after", "A", ["in"], [ds("x", **_schema("c"), **_cll("in", "a"))]),
         run_event("2024-03-01T23:50:00Z", "COMPLETE", "fail-after", "A"),
         run_event("2024-03-02T00:10:00Z", "FAIL", "fail-after", "A", [], ["y"]),
         run_event("2024-03-01T10:00:00Z", "START", "late-output", "B", ["x"]),
@@ -111,9 +123,12 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
         run_event("2024-03-02T00:01:00Z", "RUNNING", "late-output", "B", [], ["late"]),
         run_event("2024-03-01T11:00:00Z", "COMPLETE", "other-job", "C", [], ["w"]),
         run_event("2024-03-02T09:00:00Z", "COMPLETE", "other-job", "D", [], ["v"]),
-        run_event("2024-03-01T12:00:00Z", "COMPLETE", "fails-later", "E", ["in"], ["u"]),
+        run_event("2024-03-01T12:00:00Z", "COMPLETE", "fails-later", "E", ["in"], [ds("u", **_schema("a", "b"))]),
         run_event("2024-03-02T08:00:00Z", "FAIL", "fails-later", "E"),
-        run_event("2024-03-02T12:00:00Z", "COMPLETE", "reads-u", "F", ["u"], ["t"]),
+        run_event("2024-03-02T12:00:00Z", "COMPLETE", "reads-u", "F", ["u"], [ds("t", **_schema("c"), **_cll("u", "b"))]),
+        {"eventTime": "2024-03-02T13:00:00Z", "eventType": "COMPLETE", "job": {"namespace": "ns", "name": "static"}, "producer": "p",
+         "inputs": [{"namespace": "ds", "name": "t"}], "outputs": [{"namespace": "ds", "name": "s_out"}]},  # a JobEvent
+        {"eventTime": "2024-03-02T07:00:00Z", "producer": "p", "dataset": {"namespace": "ds", "name": "declared", "facets": _schema("d")}},
         run_event("2024-03-02T23:59:00Z", "COMPLETE", "tail", "G", [], ["g"]),
         run_event("2024-03-03T00:01:00Z", "RUNNING", "tail", "G", [], ["g2"]),
         run_event("2024-03-01T10:00:00Z", "RUNNING", "stream", "S", ["k"], ["sink"], job_facets=STREAMING),
@@ -121,7 +136,7 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
         run_event("2024-03-02T12:00:00Z", "COMPLETE", "stream", "S", job_facets=STREAMING),
     ]
     late = run_event("2024-03-02T06:00:00Z", "RUNNING", "late-output", "B", [], ["later"])
-    late_fail = run_event("2024-03-02T10:00:00Z", "FAIL", "other-job", "C")  # carried until the 2nd by D's event
+    late_fail = run_event("2024-03-02T10:00:00Z", "FAIL", "other-job", "C", [], [ds("w", **_cll("x", "c"))])  # carried until the 2nd by D's event
     root = str(tmp_path / "by_day")
     days = commit_events(spark, root, events)
     said: list[str] = []
@@ -140,8 +155,14 @@ def test_a_runs_events_after_it_ended_reopen_it_by_day_as_in_one_range(spark, tm
                for line in said), said
     by_day = folded_from(spark, root)
     whole = fold_stream(spark, [*events, late, late_fail], str(tmp_path / "whole"))
-    for name in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage", "job_mismatch", "jobs_state"):
+    for name in ("runs", "job_versions", "dataset_versions", "run_lineage", "column_lineage", "dataset_fields", "job_mismatch", "jobs_state"):
         assert _sorted_rows(getattr(by_day, name)) == _sorted_rows(getattr(whole, name)), name
+    # not vacuous: the three facets' edges, the fields of u, x, t and the DatasetEvent's, all on the 2nd
+    # (u's and x's were on the 1st until their runs' FAILs were folded)
+    assert sorted((e["output_name"], e["input_name"], e["input_field"], str(e["created_date"])) for e in whole.column_lineage) == [
+        ("t", "u", "b", "2024-03-02"), ("w", "x", "c", "2024-03-02"), ("x", "in", "a", "2024-03-02")]
+    assert sorted({(f["name"], str(f["created_date"])) for f in whole.dataset_fields}) == [
+        ("declared", "2024-03-02"), ("t", "2024-03-02"), ("u", "2024-03-02"), ("x", "2024-03-02")]
 
     runs = {r["run_id"]: r for r in whole.runs}
     assert len(whole.runs) == len(runs) == 8
