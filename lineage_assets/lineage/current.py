@@ -15,24 +15,27 @@ from pyspark.sql import types as T
 from lineage_assets.identity.aliases import AliasTimeline
 from lineage_assets.lineage.checkpoint import checkpoint
 from lineage_assets.lineage.identity import statement, statement_columns
-from lineage_assets.query.node_ids import NodeRef
+from lineage_assets.query.node_ids import dataset_node, job_node
 from lineage_assets.warehouse import tables as t
 from lineage_assets.warehouse.schemas import arrow_schema
 
 
-def _order(node: NodeRef | str) -> tuple:
-    """Where a node stands in the order that names its component: by its node id, then (for two
-    nodes with one id string: `job:a:b:c` is both the job (a:b, c) and the job (a, b:c)) by its
-    parts, so that such nodes stay two nodes and the choice does not depend on the input order."""
-    return (node.id, node.kind, node.namespace, node.name) if isinstance(node, NodeRef) else (node,)
+def node_key(kind: str, namespace: str, name: str) -> tuple[str, str, str, str]:
+    """A node of the components: (node id, kind, namespace, name). Nodes are their parts, not
+    their id strings (`job:a:b:c` is both the job (a:b, c) and the job (a, b:c)), and they sort
+    by id first, so a component's smallest node names it whichever node a user starts from."""
+    return (job_node(namespace, name) if kind == "job" else dataset_node(namespace, name), kind, namespace, name)
 
 
 def component_ids(nodes: list, edges: list[tuple]) -> dict:
-    """Union-find over an undirected graph of nodes (`NodeRef`s, or node id strings): node ->
-    the node id of its component's smallest node (`_order`)."""
-    parent = {n: n for n in nodes}
+    """Union-find over an undirected graph of nodes (`node_key`s, or node id strings): node ->
+    the node id of its component's smallest node. The nodes are numbered in their order first,
+    so the union-find runs on list indexes and the smaller root is the smaller number."""
+    keys = sorted({*nodes, *(n for edge in edges for n in edge)})
+    number = {key: i for i, key in enumerate(keys)}
+    parent = list(range(len(keys)))
 
-    def find(x):
+    def find(x: int) -> int:
         root = x
         while parent[root] != root:
             root = parent[root]
@@ -41,16 +44,11 @@ def component_ids(nodes: list, edges: list[tuple]) -> dict:
         return root
 
     for a, b in edges:
-        parent.setdefault(a, a)
-        parent.setdefault(b, b)
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            # the smaller node becomes the root, so each root is its component's minimum
-            if _order(ra) < _order(rb):
-                parent[rb] = ra
-            else:
-                parent[ra] = rb
-    return {n: _order(find(n))[0] for n in parent}
+        ra, rb = find(number[a]), find(number[b])
+        if ra != rb:  # the smaller node becomes the root, so each root is its component's minimum
+            parent[max(ra, rb)] = min(ra, rb)
+    node_id = (lambda key: key) if keys and isinstance(keys[0], str) else (lambda key: key[0])
+    return {key: node_id(keys[find(i)]) for i, key in enumerate(keys)}
 
 
 COMPONENTS = T.StructType([
@@ -102,14 +100,14 @@ def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame
     # through Arrow both ways: Row objects and createDataFrame's per-row type checks cost more than the union-find
     job_cols = jobs.select("job_namespace", "job_name").toArrow().to_pydict()
     edge_cols = edges.select("job_namespace", "job_name", "dataset_namespace", "dataset_name").toArrow().to_pydict()
-    # nodes by their parts, not their id strings: two nodes may have one id (`_order`)
-    job = lambda namespace, name: NodeRef("job", namespace, name)  # noqa: E731
+    # nodes by their parts, not their id strings: two nodes may have one id (`node_key`)
+    job = lambda namespace, name: node_key("job", namespace, name)  # noqa: E731
     nodes = list(map(job, job_cols["job_namespace"], job_cols["job_name"]))
     pairs = list(zip(
         map(job, edge_cols["job_namespace"], edge_cols["job_name"]),
-        map(lambda namespace, name: NodeRef("dataset", namespace, name), edge_cols["dataset_namespace"], edge_cols["dataset_name"]),
+        map(lambda namespace, name: node_key("dataset", namespace, name), edge_cols["dataset_namespace"], edge_cols["dataset_name"]),
     ))
-    components = sorted((n.namespace, n.name, c) for n, c in component_ids(nodes, pairs).items() if n.kind == "job")
+    components = sorted((n[2], n[3], c) for n, c in component_ids(nodes, pairs).items() if n[1] == "job")
     comp_df = spark.createDataFrame(pa.table(list(map(list, zip(*components))) if components else [[], [], []],
                                              schema=arrow_schema(COMPONENTS)), COMPONENTS)
     job_key = ["job_namespace", "job_name"]

@@ -413,17 +413,25 @@ def component_problems(files: dict[str, list[str]]) -> list[str]:
     changes) and compare them with the stored component_id of every job and every edge. The
     pipeline computes them with a union-find in Python; this is a different algorithm on a
     different engine. A node is its parts (kind, namespace, name), not its id string (two nodes
-    may have one id: `job:a:b:c` is the job (a:b, c) and the job (a, b:c)); a label is a node,
-    compared by its id first (`lineage.current._order`), and the id of the smallest is the
-    component's."""
+    may have one id: `job:a:b:c` is the job (a:b, c) and the job (a, b:c)); the nodes are
+    numbered in the order (id, kind, namespace, name), labels are those numbers, and the id of
+    a component's smallest number is its component_id."""
     con = duckdb.connect()
     con.execute(f"CREATE TABLE jobs AS {commits.duckdb_files_sql('current_jobs', files['current_jobs'])}")
     con.execute(f"CREATE TABLE edges AS {commits.duckdb_files_sql('current_lineage', files['current_lineage'])}")
     job_id, dataset_id = job_node_sql(), dataset_node_sql()
-    job = f"struct_pack(id := {job_id}, kind := 'job', namespace := job_namespace, name := job_name)"
-    dataset = f"struct_pack(id := {dataset_id}, kind := 'dataset', namespace := dataset_namespace, name := dataset_name)"
-    con.execute(f"CREATE TABLE pairs AS SELECT DISTINCT {job} AS a, {dataset} AS b FROM edges")
-    con.execute(f"CREATE TABLE label AS SELECT node, node AS label FROM (SELECT {job} AS node FROM jobs UNION SELECT a FROM pairs UNION SELECT b FROM pairs)")
+    con.execute(
+        "CREATE TABLE nodes AS SELECT row_number() OVER (ORDER BY id, kind, namespace, name) AS n, * FROM ("
+        f"SELECT {job_id} AS id, 'job' AS kind, job_namespace AS namespace, job_name AS name FROM jobs "
+        f"UNION SELECT {job_id}, 'job', job_namespace, job_name FROM edges "
+        f"UNION SELECT {dataset_id}, 'dataset', dataset_namespace, dataset_name FROM edges)"
+    )
+    job_n = "JOIN nodes jn ON jn.kind = 'job' AND jn.namespace = {0}.job_namespace AND jn.name = {0}.job_name"
+    con.execute(
+        f"CREATE TABLE pairs AS SELECT DISTINCT jn.n AS a, dn.n AS b FROM edges e {job_n.format('e')} "
+        "JOIN nodes dn ON dn.kind = 'dataset' AND dn.namespace = e.dataset_namespace AND dn.name = e.dataset_name"
+    )
+    con.execute("CREATE TABLE label AS SELECT n AS node, n AS label FROM nodes")
     neighbours = "(SELECT a AS node, b AS other FROM pairs UNION ALL SELECT b, a FROM pairs)"
     while True:
         # every node takes the smallest label among itself and its neighbours, then the label of
@@ -440,10 +448,11 @@ def component_problems(files: dict[str, list[str]]) -> list[str]:
         con.execute("CREATE OR REPLACE TABLE label AS SELECT * FROM next")
         if moved == 0:
             break
+    con.execute("CREATE TABLE component AS SELECT l.node AS n, c.id FROM label l JOIN nodes c ON c.n = l.label")
     rows = con.execute(
-        f"SELECT 'job' AS kind, {job_id} AS node, j.component_id, l.label.id FROM jobs j JOIN label l ON l.node = {job} "
-        "WHERE j.component_id IS DISTINCT FROM l.label.id "
-        f"UNION ALL SELECT 'edge', {job_id} || ' ' || direction || ' ' || {dataset_id}, e.component_id, l.label.id FROM edges e "
-        f"JOIN label l ON l.node = {job} WHERE e.component_id IS DISTINCT FROM l.label.id ORDER BY 1, 2 LIMIT 50"
+        f"SELECT 'job' AS kind, {job_id} AS node, j.component_id, c.id FROM jobs j {job_n.format('j')} JOIN component c ON c.n = jn.n "
+        "WHERE j.component_id IS DISTINCT FROM c.id "
+        f"UNION ALL SELECT 'edge', {job_id} || ' ' || direction || ' ' || {dataset_id}, e.component_id, c.id FROM edges e "
+        f"{job_n.format('e')} JOIN component c ON c.n = jn.n WHERE e.component_id IS DISTINCT FROM c.id ORDER BY 1, 2 LIMIT 50"
     ).fetchall()
     return [f"{kind} {node}: stored component_id {stored!r}, computed {label!r}" for kind, node, stored, label in rows]

@@ -9,8 +9,7 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 
-from lineage_assets.lineage.current import component_ids, current_alias_rows, current_tables
-from lineage_assets.query.node_ids import NodeRef
+from lineage_assets.lineage.current import component_ids, current_alias_rows, current_tables, node_key
 from lineage_assets.pipeline.checks import component_problems as check_components
 from lineage_assets.warehouse import commits, tables
 from lineage_assets_tests import support
@@ -73,9 +72,9 @@ def test_two_nodes_with_one_id_string_stay_two_nodes():
     """`job:coll:b:c` is both the job (coll:b, c) and the job (coll, b:c): nodes are their parts,
     so two unconnected jobs are two components, each named by its smallest node's id (before,
     the union-find ran on id strings and merged them into one)."""
-    one, two = NodeRef("job", "coll:b", "c"), NodeRef("job", "coll", "b:c")
-    assert one.id == two.id
-    x, y = NodeRef("dataset", "zz", "x"), NodeRef("dataset", "bb", "y")
+    one, two = node_key("job", "coll:b", "c"), node_key("job", "coll", "b:c")
+    assert one[0] == two[0] == "job:coll:b:c" and one != two
+    x, y = node_key("dataset", "zz", "x"), node_key("dataset", "bb", "y")
     for edges in ([(one, x), (two, y)], [(two, y), (one, x)]):
         result = component_ids([one, two], edges)
         assert result == {one: "dataset:zz:x", x: "dataset:zz:x", two: "dataset:bb:y", y: "dataset:bb:y"}

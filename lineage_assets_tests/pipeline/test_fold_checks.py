@@ -20,7 +20,6 @@ from lineage_assets.pipeline.fold import (
     DETERMINISM, WHOLE_CHECK_EVENTS, FoldReport, check_rate, fold_inputs, recompute_inputs, run_fold,
 )
 from lineage_assets.pipeline.snapshot import publish_current_graph
-from lineage_assets.query.node_ids import NodeRef
 from lineage_assets.warehouse import commits
 from lineage_assets.warehouse import tables as registry
 from lineage_assets.warehouse.content_hash import WHOLE, Fingerprint
@@ -200,7 +199,7 @@ def test_a_wrong_component_id_blocks_the_snapshot_and_readers_stay_on_the_previo
 
     def corrupt(nodes, edges):
         ids = real(nodes, edges)
-        ids[NodeRef("job", "ns", "B")] = "job:ns:B"  # one node's component id is wrong
+        ids[current_module.node_key("job", "ns", "B")] = "job:ns:B"  # one node's component id is wrong
         return ids
 
     monkeypatch.setattr(current_module, "component_ids", corrupt)
