@@ -42,6 +42,8 @@ SCHEDULE_SECONDS = 290  # measured (--durations); conftest runs long files first
 
 D1, D2 = "2024-03-01", "2024-03-02"
 TABLES = {"runs": "end_date", "job_versions": "created_date", "dataset_versions": "created_date", "run_lineage": "end_date"}
+COLUMN_TABLES = ("column_lineage", "dataset_fields")  # the stream's schema and columnLineage facets make rows in them
+SNAPSHOT_TABLES = ("current_jobs", "current_lineage", "current_column_lineage", "current_dataset_fields")
 
 
 def _code(version: str) -> dict:
@@ -59,22 +61,37 @@ def stream(seed: int) -> list[dict]:
         for side in ("inputs", "outputs"):
             for dataset in event[side]:
                 dataset["namespace"] = ns
+                for lineage in (dataset.get("facets", {}).get("columnLineage") or {}).get("fields", {}).values():
+                    for source in lineage["inputFields"]:
+                        source["namespace"] = ns
         out.append(event)
     return out
+
+
+def _columns(*names: str, **sources: str) -> dict:
+    """Schema and columnLineage facets of an output: fields `names`; `sources` output field ->
+    "dataset.field" it comes from (DIRECT, IDENTITY)."""
+    facets = {"schema": {"fields": [{"name": n, "type": "string"} for n in names]}}
+    if sources:
+        facets["columnLineage"] = {"fields": {out: {"inputFields": [{
+            "namespace": "ds", "name": src.split(".")[0], "field": src.split(".")[1],
+            "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}],
+        }]} for out, src in sources.items()}}
+    return facets
 
 
 STREAM = [
     # writer: a run, a rerun, a failed run, then a new code version that also moves its input
     run_event(f"{D1}T01:00:00Z", "START", "w1", "writer", ["src"], [], job_facets=_code("v1")),
-    run_event(f"{D1}T01:10:00Z", "COMPLETE", "w1", "writer", ["src"], ["X"], job_facets=_code("v1")),
+    run_event(f"{D1}T01:10:00Z", "COMPLETE", "w1", "writer", ["src"], [ds("X", **_columns("a", "b", a="src.a"))], job_facets=_code("v1")),
     run_event(f"{D1}T05:00:00Z", "COMPLETE", "w2", "writer", ["src"], [ds("X", version={"datasetVersion": "7"})], job_facets=_code("v1")),
     run_event(f"{D2}T02:00:00Z", "FAIL", "w3", "writer", ["src"], ["X"], job_facets=_code("v1")),
-    run_event(f"{D2}T03:00:00Z", "COMPLETE", "w4", "writer", ["src2"], ["X"], job_facets=_code("v2")),
+    run_event(f"{D2}T03:00:00Z", "COMPLETE", "w4", "writer", ["src2"], [ds("X", **_columns("a", a="src2.k"))], job_facets=_code("v2")),
     # an empty run with a new code version: a lineage_unknown version copying the edges
     run_event(f"{D2}T04:00:00Z", "COMPLETE", "w5", "writer", [], [], job_facets=_code("v3")),
     # a reader whose run crosses midnight; inputs on START, outputs on COMPLETE
     run_event(f"{D1}T23:30:00Z", "START", "r1", "reader", [ds("X", version={"datasetVersion": "7"})]),
-    run_event(f"{D2}T00:30:00Z", "COMPLETE", "r1", "reader", [], ["Y"]),
+    run_event(f"{D2}T00:30:00Z", "COMPLETE", "r1", "reader", [], [ds("Y", **_columns("y", y="X.a"))]),
     run_event(f"{D2}T06:00:00Z", "COMPLETE", "r2", "reader", ["X"], ["Y"]),
     # A, B, A
     run_event(f"{D1}T08:00:00Z", "COMPLETE", "s1", "switcher", ["P"], ["Q"]),
@@ -84,7 +101,7 @@ STREAM = [
     # FAIL on D2 (DESIGN.md section 4), so a fold of D2 alone starts at D1 and moves its row
     run_event(f"{D1}T23:40:00Z", "START", "t1", "twice", ["src"], []),
     run_event(f"{D1}T23:50:00Z", "COMPLETE", "t1", "twice", [], ["T"]),
-    run_event(f"{D2}T00:10:00Z", "FAIL", "t1", "twice", [], ["T2"]),
+    run_event(f"{D2}T00:10:00Z", "FAIL", "t1", "twice", [], [ds("T2", **_columns("t", t="src.b"))]),
 ]
 
 
@@ -103,7 +120,7 @@ def _tables(warehouse) -> dict[str, list[tuple]]:
     commit = commits.latest(str(warehouse))
     return {
         name: duckdb.sql(f"select * from ({commits.duckdb_relation_sql(commit, name)}) order by all").fetchall()
-        for name in (*TABLES, "current_lineage")
+        for name in (*TABLES, *COLUMN_TABLES, *SNAPSHOT_TABLES)
     }
 
 
@@ -148,6 +165,8 @@ def one_shot(spark, tmp_path_factory):
     tables = _tables(root / "wh")
     for seed in SEEDS:
         assert len(_of_seed(tables, seed)["runs"]) == 11
+        # what the comparisons below compare is there: none of them is of empty tables
+        assert all(_of_seed(tables, seed)[name] for name in (*COLUMN_TABLES, *SNAPSHOT_TABLES)), seed
     ONE_SHOT_UI.update(ui)
     return tables
 
