@@ -548,11 +548,7 @@ def resolve_field(paths: Iterable[FieldPath], path: str) -> str | None:
     for p in paths:
         if p.v2 == path:
             return p.ol_name
-    v1 = normalise_path(path)
-    named: dict[str, FieldPath] = {}
-    for p in paths:
-        if p.v1 == v1:
-            named.setdefault(p.ol_name, p)
+    named = _fields_by_v1(paths).get(normalise_path(path), {})
     if len(named) > 1:
         raise ValueError(
             f"field path {path!r} names {len(named)} fields (union members with one name): give its v2 path, "
@@ -563,7 +559,13 @@ def resolve_field(paths: Iterable[FieldPath], path: str) -> str | None:
 
 def shared_v1_paths(paths: Iterable[FieldPath]) -> set[str]:
     """The v1 paths that name more than one field of a schema (`resolve_field`)."""
-    fields: dict[str, set[str]] = {}
+    return {v1 for v1, fields in _fields_by_v1(paths).items() if len(fields) > 1}
+
+
+def _fields_by_v1(paths: Iterable[FieldPath]) -> dict[str, dict[str, FieldPath]]:
+    """v1 path -> the fields it names (facet name -> its first path): one field may have several
+    paths (a union's own), and members of a union with one field name share a v1 path."""
+    out: dict[str, dict[str, FieldPath]] = {}
     for p in paths:
-        fields.setdefault(p.v1, set()).add(p.ol_name)
-    return {v1 for v1, names in fields.items() if len(names) > 1}
+        out.setdefault(p.v1, {}).setdefault(p.ol_name, p)
+    return out

@@ -107,9 +107,9 @@ def current_tables(jobs_state: DataFrame, aliases: DataFrame) -> tuple[DataFrame
         map(job, edge_cols["job_namespace"], edge_cols["job_name"]),
         map(lambda namespace, name: node_key("dataset", namespace, name), edge_cols["dataset_namespace"], edge_cols["dataset_name"]),
     ))
-    components = sorted((n[2], n[3], c) for n, c in component_ids(nodes, pairs).items() if n[1] == "job")
-    comp_df = spark.createDataFrame(pa.table(list(map(list, zip(*components))) if components else [[], [], []],
-                                             schema=arrow_schema(COMPONENTS)), COMPONENTS)
+    components = [{"job_namespace": n[2], "job_name": n[3], "component_id": c}
+                  for n, c in sorted(component_ids(nodes, pairs).items()) if n[1] == "job"]
+    comp_df = spark.createDataFrame(pa.Table.from_pylist(components, schema=arrow_schema(COMPONENTS)), COMPONENTS)
     job_key = ["job_namespace", "job_name"]
     temporary = edges.filter("temporary").groupBy("job_namespace", "job_name").agg(
         F.array_sort(F.collect_set(F.struct(F.col("dataset_namespace").alias("namespace"), F.col("dataset_name").alias("name"))))

@@ -222,23 +222,22 @@ def field_urn_function(resolver: UrnResolver, con: duckdb.DuckDBPyConnection, pa
     `_element` record, a map's `key`/`value` holder: a stored path other paths continue)."""
     if path_version not in ("v1", "v2"):
         raise ValueError(f"path_version must be 'v1' or 'v2', not {path_version!r}")
-    cache: dict[tuple[str, str], dict[str, FieldPath]] = {}
-
-    shared: dict[tuple[str, str], set[str]] = {}
+    # (namespace, name) -> (its fields by facet name, the v1 paths two of them share)
+    cache: dict[tuple[str, str], tuple[dict[str, FieldPath], set[str]]] = {}
 
     def make(namespace: str, name: str, field: str) -> str | None:
-        by_name = cache.get((namespace, name))
-        if by_name is None:
-            by_name = cache[(namespace, name)] = {}
+        if (namespace, name) not in cache:
             paths = resolver.paths(con, namespace, name)
+            by_name: dict[str, FieldPath] = {}
             for p in paths:
                 by_name.setdefault(p.ol_name, p)
-            shared[(namespace, name)] = shared_v1_paths(paths)
+            cache[(namespace, name)] = by_name, shared_v1_paths(paths)
+        by_name, shared = cache[(namespace, name)]
         known = by_name.get(field)
         if known is None and any(other.startswith(field + ".") for other in by_name):
             return None  # a structural entry of the schema (an array's `_element`): no DataHub field
         # a v1 path that two union members share would lead back to either: such a field keeps its v2 path
-        v1 = path_version == "v1" and (known is None or known.v1 not in shared[(namespace, name)])
+        v1 = path_version == "v1" and (known is None or known.v1 not in shared)
         path = field if known is None else (known.v1 if v1 else known.v2)
         return field_urn(namespace, name, path, resolver.config)
 

@@ -378,13 +378,16 @@ class SchemaWalk:
         family, original = candidates[0]
         return self._take(family, name, original, step)
 
-    def _member(self, family: Family, name: str, original: Any) -> Origin:
-        """The state chain of a member: made by the family's directive, then its bulk renames."""
+    def _member(self, family: Family, name: str, original: Any, before: int | None = None) -> Origin:
+        """The state chain of a member: made by the family's directive, then its bulk renames
+        (those of steps before step `before` only, when given: its state when that step runs)."""
         if original is _UNKNOWN or original is None:
             return Origin(name, family.step, "parse", (family.source,), TRANSFORMATION)
         origin = Origin(original, family.step, "parse", (family.source,), TRANSFORMATION)
         current = original
         for step, rename, _idem in family.renames:
+            if before is not None and step.number >= before:
+                break
             renamed = rename(current)
             if renamed != current:
                 origin = Origin(renamed, step, "rename", (origin,))
@@ -742,7 +745,7 @@ class SchemaWalk:
                         made.append(Operation(step.number, step.line, step.text, step.name, name, READ))
                         if target is not None:
                             reads.setdefault((step.number, target), []).append(name)
-                        read_states.setdefault(step.number, []).append(self._member_at(family, original, step.number))
+                        read_states.setdefault(step.number, []).append(self._member(family, original, original, before=step.number))
                     elif label == ADD:
                         made.append(Operation(step.number, step.line, step.text, step.name, original, ADD,
                                               (family.source.name,)))
@@ -789,18 +792,6 @@ class SchemaWalk:
                 op = replace(op, reads=op.reads + tuple(n for n in dict.fromkeys(extra) if n not in op.reads))
             out.append(op)
         self.operations = out
-
-    def _member_at(self, family: Family, original: str, step: int) -> Origin:
-        """A member's state when step `step` runs: made by the family's directive, then renamed
-        by the bulk renames before that step."""
-        origin = Origin(original, family.step, "parse", (family.source,), TRANSFORMATION)
-        for rename_step, rename, _idem in family.renames:
-            if rename_step.number >= step:
-                break
-            renamed = rename(origin.name)
-            if renamed != origin.name:
-                origin = Origin(renamed, rename_step, "rename", (origin,))
-        return origin
 
     def _members(self, family: Family, after: int, output_columns_known: bool
                  ) -> tuple[list[str] | None, str]:
